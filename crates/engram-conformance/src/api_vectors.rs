@@ -1,0 +1,204 @@
+//! Replays `tests/vectors/api.json` against an engram instance.
+
+use std::collections::HashMap;
+use std::future::Future;
+
+use engram::{Database, Engram, EngramError, SearchQuery};
+use serde_json::Value as Json;
+
+use crate::{ensure, Failure};
+
+/// Runs every case of the vectors file `vectors` (the text of `tests/vectors/api.json`).
+///
+/// `open` is called once per case with a fresh project id (`{prefix}-{case index}`) and must
+/// return an engram instance for it, so cases never see each other's memories even on a
+/// shared database. Returns the number of steps checked.
+pub async fn run_api_vectors<D, F, Fut>(
+    vectors: &str,
+    prefix: &str,
+    mut open: F,
+) -> Result<usize, Failure>
+where
+    D: Database,
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = Result<Engram<D>, EngramError>>,
+{
+    let file: Json = serde_json::from_str(vectors).map_err(|e| Failure {
+        check: "vectors file".into(),
+        detail: e.to_string(),
+    })?;
+    let cases = file["cases"].as_array().cloned().unwrap_or_default();
+    ensure(!cases.is_empty(), "vectors file", || "no cases".into())?;
+    let mut steps_run = 0;
+    for (i, case) in cases.iter().enumerate() {
+        let name = case["name"].as_str().unwrap_or("unnamed case");
+        let engram = open(format!("{prefix}-{i}")).await.map_err(|e| Failure {
+            check: name.into(),
+            detail: format!("cannot open engram: {e}"),
+        })?;
+        let mut ids: HashMap<String, String> = HashMap::new();
+        for (j, step) in case["steps"].as_array().into_iter().flatten().enumerate() {
+            let check = format!("{name} / step {j} ({})", step["op"].as_str().unwrap_or("?"));
+            run_step(&engram, step, &mut ids)
+                .await
+                .map_err(|detail| Failure { check, detail })?;
+            steps_run += 1;
+        }
+    }
+    Ok(steps_run)
+}
+
+async fn run_step<D: Database>(
+    engram: &Engram<D>,
+    step: &Json,
+    ids: &mut HashMap<String, String>,
+) -> Result<(), String> {
+    let expect = &step["expect"];
+    match step["op"].as_str().unwrap_or_default() {
+        "remember" | "rememberRaw" => {
+            let json = if step["op"] == "rememberRaw" {
+                step["input"].as_str().unwrap_or_default().to_owned()
+            } else {
+                let mut input = step["input"].clone();
+                if let Some(rep) = step.get("contentRepeat") {
+                    let text = rep["text"].as_str().unwrap_or_default();
+                    let times = rep["times"].as_u64().unwrap_or(0) as usize;
+                    input["content"] = Json::from(text.repeat(times));
+                }
+                input.to_string()
+            };
+            match (engram.remember_json(&json).await, step.get("expectError")) {
+                (Ok(stored), None) => {
+                    if let Some(name) = step["as"].as_str() {
+                        ids.insert(name.to_owned(), stored.id.clone());
+                    }
+                    if let Some(kinds) = expect.get("redacted") {
+                        let got = serde_json::to_value(&stored.redacted).unwrap_or_default();
+                        check(&got == kinds, || format!("redacted {got} expected {kinds}"))?;
+                    }
+                    Ok(())
+                }
+                (Ok(stored), Some(_)) => Err(format!("expected an error, stored {}", stored.id)),
+                (Err(e), Some(want)) => expect_error(&e, want),
+                (Err(e), None) => Err(format!("unexpected error: {e}")),
+            }
+        }
+        "search" => {
+            let result = match SearchQuery::from_json(&step["input"].to_string()) {
+                Ok(query) => engram.search(&query).await,
+                Err(e) => Err(e.into()),
+            };
+            let response = match (result, step.get("expectError")) {
+                (Ok(r), None) => r,
+                (Ok(r), Some(_)) => {
+                    return Err(format!("expected an error, got {} hits", r.hits.len()))
+                }
+                (Err(e), Some(want)) => return expect_error(&e, want),
+                (Err(e), None) => return Err(format!("unexpected error: {e}")),
+            };
+            let got: Vec<&str> = response.hits.iter().map(|h| h.memory.id.as_str()).collect();
+            let named = |n: &Json| {
+                ids.get(n.as_str().unwrap_or_default())
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            if let Some(n) = expect["count"].as_u64() {
+                check(got.len() as u64 == n, || {
+                    format!("{} hits, expected {n}", got.len())
+                })?;
+            }
+            if let Some(first) = expect.get("first") {
+                let id = named(first);
+                check(got.first() == Some(&id.as_str()), || {
+                    format!("first hit {:?}, expected {first} ({id})", got.first())
+                })?;
+            }
+            for name in expect["contains"].as_array().into_iter().flatten() {
+                let id = named(name);
+                check(got.contains(&id.as_str()), || {
+                    format!("{name} missing from {got:?}")
+                })?;
+            }
+            for name in expect["excludes"].as_array().into_iter().flatten() {
+                let id = named(name);
+                check(!got.contains(&id.as_str()), || {
+                    format!("{name} should not be in {got:?}")
+                })?;
+            }
+            Ok(())
+        }
+        "get" => {
+            let id = step_id(step, ids)?;
+            let memory = engram
+                .get(&id)
+                .await
+                .map_err(|e| format!("get failed: {e}"))?;
+            if expect["null"] == Json::Bool(true) {
+                return check(memory.is_none(), || "expected no memory".into());
+            }
+            let memory = memory.ok_or("memory not found")?;
+            let json = serde_json::to_value(&memory).map_err(|e| e.to_string())?;
+            if let Some(content) = expect["content"].as_str() {
+                check(memory.content == content, || {
+                    format!("content {:?}", memory.content)
+                })?;
+            }
+            if let Some(part) = expect["contentContains"].as_str() {
+                check(memory.content.contains(part), || {
+                    format!("content {:?} lacks {part:?}", memory.content)
+                })?;
+            }
+            if let Some(part) = expect["contentExcludes"].as_str() {
+                check(!memory.content.contains(part), || {
+                    format!("content {:?} has {part:?}", memory.content)
+                })?;
+            }
+            for (key, want) in expect["fields"].as_object().into_iter().flatten() {
+                check(&json[key] == want, || {
+                    format!("field {key}: got {}, expected {want}", json[key])
+                })?;
+            }
+            Ok(())
+        }
+        "forget" => {
+            let id = step_id(step, ids)?;
+            let forgotten = engram
+                .forget(&id)
+                .await
+                .map_err(|e| format!("forget failed: {e}"))?;
+            let want = expect["forgotten"].as_bool().unwrap_or(true);
+            check(forgotten == want, || {
+                format!("forgot {forgotten}, expected {want}")
+            })
+        }
+        other => Err(format!("unknown op {other:?}")),
+    }
+}
+
+fn step_id(step: &Json, ids: &HashMap<String, String>) -> Result<String, String> {
+    if let Some(literal) = step["literalId"].as_str() {
+        return Ok(literal.to_owned());
+    }
+    let name = step["id"].as_str().unwrap_or_default();
+    ids.get(name)
+        .cloned()
+        .ok_or_else(|| format!("no memory bound to {name:?}"))
+}
+
+fn expect_error(error: &EngramError, want: &Json) -> Result<(), String> {
+    let code = want["code"].as_str().unwrap_or_default();
+    check(error.code() == code, || {
+        format!("error code {} ({error}), expected {code}", error.code())
+    })?;
+    if let Some(field) = want["field"].as_str() {
+        let first = error.violations().first().map(|v| v.field.as_str());
+        check(first == Some(field), || {
+            format!("error field {first:?} ({error}), expected {field}")
+        })?;
+    }
+    Ok(())
+}
+
+fn check(condition: bool, detail: impl FnOnce() -> String) -> Result<(), String> {
+    ensure(condition, "", detail).map_err(|f| f.detail)
+}

@@ -1,0 +1,47 @@
+//! Helpers shared by the conformance test binaries.
+#![allow(dead_code)]
+
+use std::cell::Cell;
+use std::path::PathBuf;
+
+use engram_hrana::{HttpResponse, HttpTransport, ReqwestTransport};
+
+/// The cross-host API vectors.
+pub const API_VECTORS: &str = include_str!("../../../tests/vectors/api.json");
+
+/// A fresh path in the temp folder.
+pub fn temp_db(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    std::env::temp_dir().join(format!("engram-{name}-{}-{nanos}.db", std::process::id()))
+}
+
+/// The real reqwest transport, counting the requests that pass through it.
+#[derive(Default)]
+pub struct CountingTransport {
+    pub inner: ReqwestTransport,
+    pub requests: Cell<usize>,
+}
+
+impl HttpTransport for CountingTransport {
+    async fn post_json(
+        &self,
+        url: &str,
+        bearer: Option<&str>,
+        body: String,
+    ) -> Result<HttpResponse, String> {
+        self.requests.set(self.requests.get() + 1);
+        self.inner.post_json(url, bearer, body).await
+    }
+}
+
+/// A unique suffix for project ids and table names.
+pub fn nonce() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{}x{nanos}", std::process::id())
+}

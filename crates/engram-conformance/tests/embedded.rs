@@ -1,0 +1,100 @@
+//! The storage suite and API vectors on the embedded libSQL file (the CLI's default).
+
+mod common;
+
+use common::{nonce, temp_db, API_VECTORS};
+use engram::{Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
+use engram_conformance::{run_api_vectors, storage_suite};
+use engram_libsql::LocalDatabase;
+
+#[tokio::test]
+async fn storage_suite_passes_on_the_embedded_file() {
+    let path = temp_db("storage");
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    storage_suite(&db, &nonce()).await.unwrap();
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}
+
+#[tokio::test]
+async fn api_vectors_pass_on_the_embedded_file() {
+    let path = temp_db("vectors");
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    let steps = run_api_vectors(API_VECTORS, "embedded", |project_id| {
+        Engram::open(&db, EngramConfig { project_id }, Host::native())
+    })
+    .await
+    .unwrap();
+    assert!(steps > 30, "only {steps} steps ran");
+}
+
+#[tokio::test]
+async fn memories_persist_across_reopen() {
+    let path = temp_db("reopen");
+    let id = {
+        let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+        let engram = Engram::open(db, EngramConfig::default(), Host::native())
+            .await
+            .unwrap();
+        engram
+            .remember(NewMemory::new(
+                MemoryType::Decision,
+                "Keep SQL identical across engines",
+            ))
+            .await
+            .unwrap()
+            .id
+    };
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    let engram = Engram::open(db, EngramConfig::default(), Host::native())
+        .await
+        .unwrap();
+    let found = engram
+        .search(&SearchQuery::new("identical SQL engines"))
+        .await
+        .unwrap();
+    assert_eq!(
+        found.hits.first().map(|h| h.memory.id.as_str()),
+        Some(id.as_str())
+    );
+}
+
+#[tokio::test]
+async fn projects_do_not_see_each_other() {
+    let db = LocalDatabase::open(":memory:").await.unwrap();
+    let a = Engram::open(
+        &db,
+        EngramConfig {
+            project_id: "a".into(),
+        },
+        Host::native(),
+    )
+    .await
+    .unwrap();
+    let b = Engram::open(
+        &db,
+        EngramConfig {
+            project_id: "b".into(),
+        },
+        Host::native(),
+    )
+    .await
+    .unwrap();
+    let id = a
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "project a secret sauce recipe",
+        ))
+        .await
+        .unwrap()
+        .id;
+    assert!(b
+        .search(&SearchQuery::new("sauce recipe"))
+        .await
+        .unwrap()
+        .hits
+        .is_empty());
+    assert!(b.get(&id).await.unwrap().is_none());
+    assert!(!b.forget(&id).await.unwrap());
+    assert!(a.get(&id).await.unwrap().is_some());
+}

@@ -1,0 +1,174 @@
+//! Query sanitization for FTS5 (seeds 002 §2).
+//!
+//! No user text ever reaches FTS5 query syntax: queries are split into alphanumeric
+//! tokens, stop words are dropped, and the MATCH expression is built only from those tokens,
+//! each double-quoted and joined with `OR`. Operators, quotes, parentheses, column filters
+//! and `NEAR`/`AND`/`NOT` in the input are therefore inert.
+
+/// Most tokens kept from one query; longer queries keep their first tokens.
+pub const MAX_QUERY_TOKENS: usize = 32;
+/// Longest token kept, in characters; longer runs are truncated.
+pub const MAX_TOKEN_CHARS: usize = 64;
+
+/// English and programming-prose words too common to help ranking.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
+    "had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "just", "me", "my", "no", "nor", "not", "of", "on", "or", "our",
+    "out", "over", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them",
+    "then", "there", "these", "they", "this", "those", "to", "too", "under", "up", "very", "was",
+    "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would",
+    "you", "your",
+];
+
+/// Splits text into lowercase search tokens.
+///
+/// Runs of letters and digits are tokens; identifiers are also split into their parts
+/// (`parseConfig` → `parseconfig`, `parse`, `config`; `max_retries` → `max`, `retries`, and
+/// the joined form), so a query for either form finds the other. Stop words and single
+/// characters are dropped; duplicates are removed keeping first occurrence.
+///
+/// ```
+/// use engram_core::query::tokenize;
+/// assert_eq!(tokenize("Why does parseConfig fail?"), ["parseconfig", "parse", "config", "fail"]);
+/// ```
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut tokens: Vec<String> = Vec::new();
+    let mut push = |token: String| {
+        if token.chars().count() > 1
+            && !STOP_WORDS.contains(&token.as_str())
+            && !tokens.contains(&token)
+            && tokens.len() < MAX_QUERY_TOKENS
+        {
+            tokens.push(token);
+        }
+    };
+    for word in text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+    {
+        let parts = identifier_parts(word);
+        let joined: String = parts.concat();
+        push(truncate(&joined));
+        if parts.len() > 1 {
+            for part in parts {
+                push(truncate(&part));
+            }
+        }
+    }
+    tokens
+}
+
+fn truncate(token: &str) -> String {
+    token.chars().take(MAX_TOKEN_CHARS).collect()
+}
+
+/// Splits an identifier at underscores and lower→upper case changes, lowercased.
+fn identifier_parts(word: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    for piece in word.split('_').filter(|p| !p.is_empty()) {
+        let mut current = String::new();
+        let mut prev_lower = false;
+        for c in piece.chars() {
+            if c.is_uppercase() && prev_lower && !current.is_empty() {
+                parts.push(std::mem::take(&mut current));
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            current.extend(c.to_lowercase());
+        }
+        if !current.is_empty() {
+            parts.push(current);
+        }
+    }
+    parts
+}
+
+/// Builds a safe FTS5 MATCH expression from query text, or `None` when nothing searchable
+/// remains (then the caller must not run a MATCH at all).
+///
+/// ```
+/// use engram_core::query::match_expression;
+/// assert_eq!(match_expression("db AND (lock*)").as_deref(), Some(r#""db" OR "lock""#));
+/// assert_eq!(match_expression("the of ^\"*"), None);
+/// ```
+pub fn match_expression(text: &str) -> Option<String> {
+    let tokens = tokenize(text);
+    if tokens.is_empty() {
+        return None;
+    }
+    // Tokens hold only letters, digits and no quotes, so quoting them makes every token a
+    // plain phrase; FTS5 keywords such as NEAR or AND lose their meaning inside quotes.
+    Some(
+        tokens
+            .iter()
+            .map(|t| format!("\"{t}\""))
+            .collect::<Vec<_>>()
+            .join(" OR "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_fts_syntax_is_inert() {
+        let hostile = [
+            r#"" OR 1=1 --"#,
+            "content:secret",
+            "NEAR(a b, 3)",
+            "foo* ^bar",
+            "\"unterminated",
+            "a AND NOT b",
+            "{content tags}: x",
+            "'); DROP TABLE memories; --",
+        ];
+        for input in hostile {
+            if let Some(expr) = match_expression(input) {
+                for clause in expr.split(" OR ") {
+                    let inner = clause
+                        .strip_prefix('"')
+                        .and_then(|c| c.strip_suffix('"'))
+                        .unwrap_or_else(|| panic!("unquoted clause {clause:?} from {input:?}"));
+                    assert!(
+                        inner.chars().all(|c| c.is_alphanumeric() || c == '_'),
+                        "{input:?} produced {expr:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            match_expression("NEAR(a b, 3)").as_deref(),
+            Some("\"near\"")
+        );
+        assert_eq!(
+            match_expression("'); DROP TABLE memories; --").as_deref(),
+            Some("\"drop\" OR \"table\" OR \"memories\"")
+        );
+    }
+
+    #[test]
+    fn identifiers_are_split_and_joined() {
+        assert_eq!(tokenize("max_retries"), ["maxretries", "max", "retries"]);
+        assert_eq!(tokenize("HTTPServer"), ["httpserver"]);
+        assert_eq!(
+            tokenize("getHTTPResponse"),
+            ["gethttpresponse", "get", "httpresponse"]
+        );
+    }
+
+    #[test]
+    fn non_ascii_letters_are_tokens() {
+        assert_eq!(tokenize("Größe der Datei"), ["größe", "der", "datei"]);
+        assert_eq!(tokenize("数据库 锁"), ["数据库"]);
+    }
+
+    #[test]
+    fn tokens_are_bounded() {
+        let long = "word".repeat(100);
+        assert_eq!(tokenize(&long)[0].chars().count(), MAX_TOKEN_CHARS);
+        let many: String = (0..100).map(|i| format!("tok{i} ")).collect();
+        assert_eq!(tokenize(&many).len(), MAX_QUERY_TOKENS);
+    }
+}

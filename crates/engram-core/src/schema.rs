@@ -1,0 +1,271 @@
+//! The database schema as versioned migrations (SPEC §3, seeds 000 §17).
+//!
+//! Every statement is idempotent (`IF NOT EXISTS`), and the runner records each applied
+//! version in `schema_migrations` inside the same transaction, so opening a database twice,
+//! or from two processes at once, is safe. The SQL is plain SQLite/libSQL and identical for
+//! every engine engram runs on.
+
+/// One schema version.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// Monotonically increasing version number.
+    pub version: u32,
+    /// A short name for logs.
+    pub name: &'static str,
+    /// Statements applied in order, in one transaction.
+    pub statements: &'static [&'static str],
+}
+
+/// The statement that creates the migration ledger; run before anything else.
+pub const CREATE_LEDGER: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+)";
+
+/// Reads the applied versions.
+pub const SELECT_APPLIED: &str = "SELECT version FROM schema_migrations ORDER BY version";
+
+/// Records an applied version (`?1` version, `?2` name, `?3` time); a no-op if another
+/// process recorded it first.
+pub const RECORD_APPLIED: &str =
+    "INSERT OR IGNORE INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)";
+
+/// The latest schema version this build knows.
+pub fn latest_version() -> u32 {
+    MIGRATIONS.last().map(|m| m.version).unwrap_or(0)
+}
+
+/// All migrations, oldest first.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "initial",
+    statements: &[
+        // Core memory tables.
+        "CREATE TABLE IF NOT EXISTS memories (
+  id                     TEXT PRIMARY KEY,
+  project_id             TEXT NOT NULL,
+  type                   TEXT NOT NULL,
+  content                TEXT NOT NULL,
+  confidence             REAL NOT NULL DEFAULT 0.8,
+  tags                   TEXT NOT NULL DEFAULT '[]',
+  related_files          TEXT NOT NULL DEFAULT '[]',
+  related_modules        TEXT NOT NULL DEFAULT '[]',
+  created_at             TEXT NOT NULL,
+  last_accessed_at       TEXT NOT NULL,
+  access_count           INTEGER NOT NULL DEFAULT 0,
+  session_id             TEXT,
+  commit_sha             TEXT,
+  scope                  TEXT NOT NULL DEFAULT 'global',
+  visibility             TEXT NOT NULL DEFAULT 'project',
+  phase                  TEXT,
+  work_unit_ref          TEXT,
+  methodology            TEXT,
+  source                 TEXT NOT NULL DEFAULT 'agent_explicit',
+  target_node_id         TEXT,
+  impacted_node_ids      TEXT NOT NULL DEFAULT '[]',
+  relations              TEXT NOT NULL DEFAULT '[]',
+  decay_half_life_days   REAL,
+  provenance_session_ids TEXT NOT NULL DEFAULT '[]',
+  needs_review           INTEGER NOT NULL DEFAULT 0,
+  user_verified          INTEGER NOT NULL DEFAULT 0,
+  pinned                 INTEGER NOT NULL DEFAULT 0,
+  contaminated           INTEGER NOT NULL DEFAULT 0,
+  secret_scan_skipped    INTEGER NOT NULL DEFAULT 0,
+  citation_text          TEXT,
+  deprecated             INTEGER NOT NULL DEFAULT 0,
+  deprecated_at          TEXT,
+  stale_at               TEXT,
+  chunk_type             TEXT,
+  chunk_start_line       INTEGER,
+  chunk_end_line         INTEGER,
+  context_prefix         TEXT,
+  embedding_model_id     TEXT
+)",
+        "CREATE TABLE IF NOT EXISTS memory_embeddings (
+  memory_id  TEXT PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+  embedding  BLOB NOT NULL,
+  model_id   TEXT NOT NULL,
+  dims       INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+)",
+        "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+  memory_id UNINDEXED,
+  content,
+  tags,
+  related_files,
+  tokenize = 'porter unicode61'
+)",
+        "CREATE TABLE IF NOT EXISTS embedding_cache (
+  key        TEXT PRIMARY KEY,
+  embedding  BLOB NOT NULL,
+  model_id   TEXT NOT NULL,
+  dims       INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+)",
+        "CREATE INDEX IF NOT EXISTS idx_embedding_cache_expires ON embedding_cache(expires_at)",
+        // Observer tables.
+        "CREATE TABLE IF NOT EXISTS observer_file_nodes (
+  file_path        TEXT NOT NULL,
+  project_id       TEXT NOT NULL,
+  access_count     INTEGER NOT NULL DEFAULT 0,
+  last_accessed_at TEXT NOT NULL,
+  session_count    INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (file_path, project_id)
+)",
+        "CREATE TABLE IF NOT EXISTS observer_co_access_edges (
+  file_a              TEXT NOT NULL,
+  file_b              TEXT NOT NULL,
+  project_id          TEXT NOT NULL,
+  weight              REAL NOT NULL DEFAULT 0.0,
+  raw_count           INTEGER NOT NULL DEFAULT 0,
+  session_count       INTEGER NOT NULL DEFAULT 0,
+  avg_time_delta_ms   REAL,
+  directional         INTEGER NOT NULL DEFAULT 0,
+  task_type_breakdown TEXT NOT NULL DEFAULT '{}',
+  last_observed_at    TEXT NOT NULL,
+  promoted_at         TEXT,
+  PRIMARY KEY (file_a, file_b, project_id)
+)",
+        "CREATE TABLE IF NOT EXISTS observer_error_patterns (
+  id                TEXT PRIMARY KEY,
+  project_id        TEXT NOT NULL,
+  tool_name         TEXT NOT NULL,
+  error_fingerprint TEXT NOT NULL,
+  error_message     TEXT NOT NULL,
+  occurrence_count  INTEGER NOT NULL DEFAULT 1,
+  last_seen_at      TEXT NOT NULL,
+  resolved_how      TEXT,
+  sessions          TEXT NOT NULL DEFAULT '[]'
+)",
+        "CREATE TABLE IF NOT EXISTS observer_module_session_counts (
+  module     TEXT NOT NULL,
+  project_id TEXT NOT NULL,
+  count      INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (module, project_id)
+)",
+        "CREATE TABLE IF NOT EXISTS observer_synthesis_log (
+  module             TEXT NOT NULL,
+  project_id         TEXT NOT NULL,
+  trigger_count      INTEGER NOT NULL,
+  synthesized_at     INTEGER NOT NULL,
+  memories_generated INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (module, project_id, trigger_count)
+)",
+        "CREATE TABLE IF NOT EXISTS observer_scratchpad_checkpoints (
+  session_id    TEXT PRIMARY KEY,
+  project_id    TEXT NOT NULL,
+  state         TEXT NOT NULL,
+  step          INTEGER NOT NULL,
+  updated_at    TEXT NOT NULL
+)",
+        // Knowledge graph tables.
+        "CREATE TABLE IF NOT EXISTS graph_nodes (
+  id                    TEXT PRIMARY KEY,
+  project_id            TEXT NOT NULL,
+  type                  TEXT NOT NULL,
+  label                 TEXT NOT NULL,
+  file_path             TEXT,
+  language              TEXT,
+  start_line            INTEGER,
+  end_line              INTEGER,
+  layer                 INTEGER NOT NULL DEFAULT 1,
+  source                TEXT NOT NULL,
+  confidence            TEXT NOT NULL DEFAULT 'inferred',
+  metadata              TEXT NOT NULL DEFAULT '{}',
+  created_at            INTEGER NOT NULL,
+  updated_at            INTEGER NOT NULL,
+  stale_at              INTEGER,
+  associated_memory_ids TEXT NOT NULL DEFAULT '[]'
+)",
+        "CREATE INDEX IF NOT EXISTS idx_gn_project_type ON graph_nodes(project_id, type)",
+        "CREATE INDEX IF NOT EXISTS idx_gn_project_label ON graph_nodes(project_id, label)",
+        "CREATE INDEX IF NOT EXISTS idx_gn_file_path ON graph_nodes(project_id, file_path) WHERE file_path IS NOT NULL",
+        "CREATE INDEX IF NOT EXISTS idx_gn_stale ON graph_nodes(stale_at) WHERE stale_at IS NOT NULL",
+        "CREATE TABLE IF NOT EXISTS graph_edges (
+  id         TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL,
+  from_id    TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  to_id      TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  type       TEXT NOT NULL,
+  layer      INTEGER NOT NULL DEFAULT 1,
+  weight     REAL NOT NULL DEFAULT 1.0,
+  source     TEXT NOT NULL,
+  confidence REAL NOT NULL DEFAULT 1.0,
+  metadata   TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  stale_at   INTEGER
+)",
+        "CREATE INDEX IF NOT EXISTS idx_ge_from_type ON graph_edges(from_id, type) WHERE stale_at IS NULL",
+        "CREATE INDEX IF NOT EXISTS idx_ge_to_type ON graph_edges(to_id, type) WHERE stale_at IS NULL",
+        "CREATE INDEX IF NOT EXISTS idx_ge_stale ON graph_edges(stale_at) WHERE stale_at IS NOT NULL",
+        "CREATE TABLE IF NOT EXISTS graph_closure (
+  ancestor_id   TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  descendant_id TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  depth         INTEGER NOT NULL,
+  path          TEXT NOT NULL,
+  edge_types    TEXT NOT NULL,
+  total_weight  REAL NOT NULL,
+  PRIMARY KEY (ancestor_id, descendant_id)
+)",
+        "CREATE INDEX IF NOT EXISTS idx_gc_ancestor ON graph_closure(ancestor_id, depth)",
+        "CREATE INDEX IF NOT EXISTS idx_gc_descendant ON graph_closure(descendant_id, depth)",
+        "CREATE TABLE IF NOT EXISTS graph_index_state (
+  project_id       TEXT PRIMARY KEY,
+  last_indexed_at  INTEGER NOT NULL,
+  last_commit_sha  TEXT,
+  node_count       INTEGER NOT NULL DEFAULT 0,
+  edge_count       INTEGER NOT NULL DEFAULT 0,
+  stale_edge_count INTEGER NOT NULL DEFAULT 0,
+  index_version    INTEGER NOT NULL DEFAULT 1
+)",
+        // Product bookkeeping.
+        "CREATE TABLE IF NOT EXISTS reembed_jobs (
+  id            TEXT PRIMARY KEY,
+  project_id    TEXT NOT NULL,
+  from_model_id TEXT,
+  to_model_id   TEXT NOT NULL,
+  dims          INTEGER NOT NULL,
+  cursor        TEXT,
+  done_count    INTEGER NOT NULL DEFAULT 0,
+  total_count   INTEGER NOT NULL DEFAULT 0,
+  status        TEXT NOT NULL,
+  updated_at    TEXT NOT NULL
+)",
+        "CREATE TABLE IF NOT EXISTS metrics (
+  name       TEXT NOT NULL,
+  project_id TEXT NOT NULL,
+  value      REAL NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (name, project_id)
+)",
+        // Performance indexes.
+        "CREATE INDEX IF NOT EXISTS idx_memories_project_type ON memories(project_id, type)",
+        "CREATE INDEX IF NOT EXISTS idx_memories_project_scope ON memories(project_id, scope)",
+        "CREATE INDEX IF NOT EXISTS idx_memories_source ON memories(source)",
+        "CREATE INDEX IF NOT EXISTS idx_memories_needs_review ON memories(needs_review) WHERE needs_review = 1",
+        "CREATE INDEX IF NOT EXISTS idx_memories_type_conf ON memories(project_id, type, confidence DESC)",
+        "CREATE INDEX IF NOT EXISTS idx_memories_last_accessed ON memories(last_accessed_at DESC)",
+        "CREATE INDEX IF NOT EXISTS idx_memories_not_deprecated ON memories(project_id, deprecated) WHERE deprecated = 0",
+        "CREATE INDEX IF NOT EXISTS idx_co_access_weight ON observer_co_access_edges(weight DESC)",
+    ],
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_increase_and_statements_are_idempotent() {
+        let mut last = 0;
+        for m in MIGRATIONS {
+            assert!(m.version > last, "migration {} out of order", m.version);
+            last = m.version;
+            for sql in m.statements {
+                assert!(sql.contains("IF NOT EXISTS"), "not idempotent: {sql}");
+            }
+        }
+        assert_eq!(latest_version(), last);
+    }
+}

@@ -1,0 +1,25 @@
+//! A client for libSQL servers speaking Hrana over HTTP (`/v3/pipeline`, falling back to
+//! `/v2/pipeline`), and the protocol's JSON types ([`proto`]).
+//!
+//! The HTTP request itself is delegated to an [`HttpTransport`] so one client runs
+//! everywhere: JS `fetch` under wasm-bindgen, `wasi:http` in a component, reqwest natively
+//! (feature `reqwest`). Every [`Database`](engram_store::Database) call is exactly one HTTP
+//! request: a pipeline of independent statements, or an atomic batch
+//! (`BEGIN`, steps each conditioned on the previous one, `COMMIT`, `ROLLBACK` if the commit
+//! did not happen, then `close`). Interactive transactions use [`HranaStream`] and batons.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod client;
+pub mod proto;
+#[cfg(feature = "reqwest")]
+mod reqwest_transport;
+mod stream;
+mod transport;
+
+pub use client::HranaClient;
+#[cfg(feature = "reqwest")]
+pub use reqwest_transport::ReqwestTransport;
+pub use stream::HranaStream;
+pub use transport::{HttpResponse, HttpTransport};

@@ -1,0 +1,158 @@
+//! The embedded default: a libSQL database file opened in-process with the `libsql` crate's
+//! local engine (SQLite with FTS5, `F32_BLOB` vectors, `vector_distance_cos` and the
+//! `libsql_vector_idx` index) — the same SQL text as the remote server runs.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use std::time::Duration;
+
+use engram_store::{Database, Rows, SqlError, Statement, StoreError, Value};
+use futures::lock::Mutex;
+
+/// A local libSQL database.
+///
+/// One connection serves every call; an async mutex serializes calls so transactions never
+/// interleave (SQLite has one writer anyway).
+pub struct LocalDatabase {
+    path: String,
+    // Kept alive for the connection's sake.
+    _db: libsql::Database,
+    conn: Mutex<libsql::Connection>,
+}
+
+impl LocalDatabase {
+    /// Opens (creating if needed) the database file at `path`; `":memory:"` opens a private
+    /// in-memory database.
+    pub async fn open(path: &str) -> Result<Self, StoreError> {
+        let db = libsql::Builder::new_local(path)
+            .build()
+            .await
+            .map_err(|e| StoreError::Engine(format!("cannot open {path}: {e}")))?;
+        let conn = db
+            .connect()
+            .map_err(|e| StoreError::Engine(format!("cannot connect to {path}: {e}")))?;
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(|e| StoreError::Engine(e.to_string()))?;
+        let local = LocalDatabase {
+            path: path.to_owned(),
+            _db: db,
+            conn: Mutex::new(conn),
+        };
+        if path != ":memory:" {
+            // WAL lets readers in other processes proceed during a write.
+            local
+                .pipeline(&[
+                    Statement::new("PRAGMA journal_mode = WAL"),
+                    Statement::new("PRAGMA synchronous = NORMAL"),
+                ])
+                .await?
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()?;
+        }
+        local
+            .pipeline(&[Statement::new("PRAGMA foreign_keys = ON")])
+            .await?
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(local)
+    }
+
+    /// The file path it was opened with.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+impl Database for LocalDatabase {
+    async fn pipeline(
+        &self,
+        statements: &[Statement],
+    ) -> Result<Vec<Result<Rows, SqlError>>, StoreError> {
+        let conn = self.conn.lock().await;
+        let mut out = Vec::with_capacity(statements.len());
+        for statement in statements {
+            out.push(run(&conn, statement).await);
+        }
+        Ok(out)
+    }
+
+    async fn transaction(&self, statements: &[Statement]) -> Result<Vec<Rows>, StoreError> {
+        let conn = self.conn.lock().await;
+        run(&conn, &Statement::new("BEGIN IMMEDIATE")).await?;
+        let mut out = Vec::with_capacity(statements.len());
+        for statement in statements {
+            match run(&conn, statement).await {
+                Ok(rows) => out.push(rows),
+                Err(error) => {
+                    // The original error matters more than a failed rollback.
+                    let _ = run(&conn, &Statement::new("ROLLBACK")).await;
+                    return Err(StoreError::Sql(error));
+                }
+            }
+        }
+        if let Err(error) = run(&conn, &Statement::new("COMMIT")).await {
+            let _ = run(&conn, &Statement::new("ROLLBACK")).await;
+            return Err(StoreError::Sql(error));
+        }
+        Ok(out)
+    }
+
+    fn describe(&self) -> String {
+        format!("embedded libSQL file {}", self.path)
+    }
+}
+
+/// Runs one statement and collects its rows.
+pub async fn run(conn: &libsql::Connection, statement: &Statement) -> Result<Rows, SqlError> {
+    let params: Vec<libsql::Value> = statement.params.iter().map(to_libsql).collect();
+    let sql_error = |e: libsql::Error| SqlError {
+        message: e.to_string(),
+        code: Some("SQLITE_ERROR".into()),
+    };
+    let before = conn.total_changes();
+    let mut rows = conn
+        .query(&statement.sql, libsql::params::Params::Positional(params))
+        .await
+        .map_err(sql_error)?;
+    let columns: Vec<String> = (0..rows.column_count())
+        .map(|i| rows.column_name(i).unwrap_or_default().to_owned())
+        .collect();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().await.map_err(sql_error)? {
+        let mut values = Vec::with_capacity(columns.len());
+        for i in 0..columns.len() as i32 {
+            values.push(from_libsql(row.get_value(i).map_err(sql_error)?));
+        }
+        out.push(values);
+    }
+    let changed = conn.total_changes() != before;
+    Ok(Rows {
+        columns,
+        rows: out,
+        affected_row_count: if changed { conn.changes() } else { 0 },
+        last_insert_rowid: changed.then(|| conn.last_insert_rowid()),
+    })
+}
+
+/// Converts engram's value to libsql's.
+pub fn to_libsql(value: &Value) -> libsql::Value {
+    match value {
+        Value::Null => libsql::Value::Null,
+        Value::Integer(v) => libsql::Value::Integer(*v),
+        Value::Float(v) => libsql::Value::Real(*v),
+        Value::Text(v) => libsql::Value::Text(v.clone()),
+        Value::Blob(v) => libsql::Value::Blob(v.clone()),
+    }
+}
+
+/// Converts libsql's value to engram's.
+pub fn from_libsql(value: libsql::Value) -> Value {
+    match value {
+        libsql::Value::Null => Value::Null,
+        libsql::Value::Integer(v) => Value::Integer(v),
+        libsql::Value::Real(v) => Value::Float(v),
+        libsql::Value::Text(v) => Value::Text(v),
+        libsql::Value::Blob(v) => Value::Blob(v),
+    }
+}

@@ -1,0 +1,60 @@
+//! Applies the schema migrations of [`engram_core::schema`].
+
+use engram_core::schema::{self, CREATE_LEDGER, MIGRATIONS, RECORD_APPLIED, SELECT_APPLIED};
+
+use crate::{Database, Statement, StoreError, Value};
+
+/// Brings the database up to the latest schema; returns the versions it applied.
+///
+/// Each pending migration runs in its own transaction together with its ledger row.
+/// Already-applied versions are skipped, and every statement is idempotent, so concurrent
+/// openers converge. `now` is the RFC 3339 time recorded in the ledger.
+pub async fn migrate<D: Database>(db: &D, now: &str) -> Result<Vec<u32>, StoreError> {
+    let mut results = db
+        .pipeline(&[
+            Statement::new(CREATE_LEDGER),
+            Statement::new(SELECT_APPLIED),
+        ])
+        .await?
+        .into_iter();
+    results.next().transpose()?;
+    let applied = results
+        .next()
+        .transpose()?
+        .ok_or_else(|| StoreError::Protocol("missing result for the ledger query".into()))?;
+    let applied: Vec<i64> = applied
+        .rows
+        .iter()
+        .map(|row| row.first().map_or(Ok(0), |v| v.as_i64("schema version")))
+        .collect::<Result<_, _>>()?;
+    if let Some(&newest) = applied.iter().max() {
+        if newest > i64::from(schema::latest_version()) {
+            return Err(StoreError::Engine(format!(
+                "database schema version {newest} is newer than this engram build knows ({}); upgrade engram",
+                schema::latest_version()
+            )));
+        }
+    }
+    let mut done = Vec::new();
+    for migration in MIGRATIONS {
+        if applied.contains(&i64::from(migration.version)) {
+            continue;
+        }
+        let mut statements: Vec<Statement> = migration
+            .statements
+            .iter()
+            .map(|sql| Statement::new(*sql))
+            .collect();
+        statements.push(Statement::with_params(
+            RECORD_APPLIED,
+            vec![
+                Value::from(migration.version),
+                Value::from(migration.name),
+                Value::from(now),
+            ],
+        ));
+        db.transaction(&statements).await?;
+        done.push(migration.version);
+    }
+    Ok(done)
+}

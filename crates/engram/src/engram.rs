@@ -1,0 +1,284 @@
+//! The engram API.
+
+use engram_core::query;
+use engram_core::secrets::SecretScanner;
+use engram_core::time::rfc3339_from_millis;
+use engram_core::{Memory, NewMemory};
+use engram_store::{migrate, Database, Statement, StoreError, Value};
+use serde::Serialize;
+
+use crate::row::memory_from_row;
+use crate::search::{SearchHit, SearchQuery, SearchResponse};
+use crate::{sql, EngramError, Host};
+
+/// Settings for one engram instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngramConfig {
+    /// The project every memory of this instance belongs to.
+    pub project_id: String,
+}
+
+impl Default for EngramConfig {
+    fn default() -> Self {
+        EngramConfig {
+            project_id: "default".to_owned(),
+        }
+    }
+}
+
+/// What [`Engram::remember`] stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Remembered {
+    /// The new memory's id.
+    pub id: String,
+    /// Kinds of secrets that were redacted from the content, in text order.
+    pub redacted: Vec<String>,
+    /// True when the secret scanner could not run (the memory is flagged for audit).
+    pub secret_scan_skipped: bool,
+}
+
+/// Long-term memory for one project on one database.
+pub struct Engram<D> {
+    db: D,
+    config: EngramConfig,
+    host: Host,
+    scanner: Option<SecretScanner>,
+}
+
+impl<D: Database> Engram<D> {
+    /// Opens engram on `db`, applying schema migrations first.
+    pub async fn open(db: D, config: EngramConfig, host: Host) -> Result<Self, EngramError> {
+        if config.project_id.trim().is_empty() {
+            return Err(
+                engram_core::ValidationError::field("projectId", "must not be empty").into(),
+            );
+        }
+        let now = rfc3339_from_millis(host.clock.now_millis());
+        migrate(&db, &now).await?;
+        Ok(Engram {
+            db,
+            config,
+            host,
+            // A scanner that cannot be built must not block writes (SPEC §12): memories are
+            // then stored flagged `secret_scan_skipped`.
+            scanner: SecretScanner::new().ok(),
+        })
+    }
+
+    /// The database this instance stores into.
+    pub fn database(&self) -> &D {
+        &self.db
+    }
+
+    /// The project id.
+    pub fn project_id(&self) -> &str {
+        &self.config.project_id
+    }
+
+    /// Validates `memory`, redacts secrets from it and stores it with its keyword index
+    /// entry in one transaction. Returns the new id.
+    pub async fn remember(&self, memory: NewMemory) -> Result<Remembered, EngramError> {
+        memory.validate()?;
+        let mut memory = memory;
+        let mut redacted = Vec::new();
+        let secret_scan_skipped = match &self.scanner {
+            Some(scanner) => {
+                for text in [
+                    Some(&mut memory.content),
+                    memory.citation_text.as_mut(),
+                    memory
+                        .chunk
+                        .as_mut()
+                        .and_then(|c| c.context_prefix.as_mut()),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    let out = scanner.redact(text);
+                    redacted.extend(out.findings.iter().map(|f| f.kind.to_owned()));
+                    *text = out.text;
+                }
+                false
+            }
+            None => true,
+        };
+        memory.flags.secret_scan_skipped |= secret_scan_skipped;
+        let id = self.new_id();
+        let now = rfc3339_from_millis(self.host.clock.now_millis());
+        let statements = [
+            Statement::with_params(
+                sql::INSERT_MEMORY,
+                insert_params(&id, &self.config.project_id, &now, &memory),
+            ),
+            Statement::with_params(
+                sql::INSERT_FTS,
+                vec![
+                    Value::from(id.as_str()),
+                    Value::from(memory.content.as_str()),
+                    Value::from(memory.tags.join(" ")),
+                    Value::from(memory.related_files.join(" ")),
+                ],
+            ),
+        ];
+        self.db.transaction(&statements).await?;
+        Ok(Remembered {
+            id,
+            redacted,
+            secret_scan_skipped,
+        })
+    }
+
+    /// Parses `json` as a [`NewMemory`] (naming the failing field) and stores it.
+    pub async fn remember_json(&self, json: &str) -> Result<Remembered, EngramError> {
+        self.remember(NewMemory::from_json(json)?).await
+    }
+
+    /// The live memory with this id, if any (forgotten memories are not returned).
+    pub async fn get(&self, id: &str) -> Result<Option<Memory>, EngramError> {
+        let statement = Statement::with_params(
+            sql::select_memory(),
+            vec![
+                Value::from(id),
+                Value::from(self.config.project_id.as_str()),
+            ],
+        );
+        let rows = self.single(statement).await?;
+        rows.rows
+            .first()
+            .map(|row| memory_from_row(row))
+            .transpose()
+            .map_err(Into::into)
+    }
+
+    /// Soft-deletes a memory: it is never returned again and leaves the keyword index; the
+    /// row stays for the pruning grace period. Returns whether a live memory was forgotten.
+    pub async fn forget(&self, id: &str) -> Result<bool, EngramError> {
+        let now = rfc3339_from_millis(self.host.clock.now_millis());
+        let results = self
+            .db
+            .transaction(&[
+                Statement::with_params(
+                    sql::FORGET_MEMORY,
+                    vec![
+                        Value::from(id),
+                        Value::from(self.config.project_id.as_str()),
+                        Value::from(now),
+                    ],
+                ),
+                Statement::with_params(
+                    // Only drop the index row if this project's memory was just forgotten.
+                    format!("{} AND changes() = 1", sql::DELETE_FTS),
+                    vec![Value::from(id)],
+                ),
+            ])
+            .await?;
+        Ok(results.first().is_some_and(|r| r.affected_row_count == 1))
+    }
+
+    /// Keyword (BM25) search over live memories, in one database round trip.
+    pub async fn search(&self, query: &SearchQuery) -> Result<SearchResponse, EngramError> {
+        query.validate()?;
+        let tokens = query::tokenize(&query.text);
+        let Some(expression) = query::match_expression(&query.text) else {
+            return Ok(SearchResponse {
+                hits: Vec::new(),
+                tokens,
+            });
+        };
+        let types = if query.types.is_empty() {
+            Value::Null
+        } else {
+            let names: Vec<&str> = query.types.iter().map(|t| t.as_str()).collect();
+            Value::from(serde_json::to_string(&names).unwrap_or_default())
+        };
+        let statement = Statement::with_params(
+            sql::bm25_search(),
+            vec![
+                Value::from(expression),
+                Value::from(self.config.project_id.as_str()),
+                Value::from(i64::from(query.limit)),
+                types,
+            ],
+        );
+        let rows = self.single(statement).await?;
+        let hits = rows
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| {
+                let memory = memory_from_row(row)?;
+                let bm25 = row.get(34).map_or(Ok(0.0), |v| v.as_f64("bm25"))?;
+                Ok(SearchHit {
+                    memory,
+                    score: -bm25,
+                    bm25_rank: i as u32 + 1,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(SearchResponse { hits, tokens })
+    }
+
+    async fn single(&self, statement: Statement) -> Result<engram_store::Rows, EngramError> {
+        let result = self
+            .db
+            .pipeline(std::slice::from_ref(&statement))
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| StoreError::Protocol("no result for the statement".into()))?;
+        Ok(result.map_err(StoreError::Sql)?)
+    }
+
+    fn new_id(&self) -> String {
+        let mut bytes = [0u8; 16];
+        self.host.entropy.fill(&mut bytes);
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .hyphenated()
+            .to_string()
+    }
+}
+
+fn json_text<T: Serialize>(value: &T) -> Value {
+    // Serializing these plain data types cannot fail.
+    Value::from(serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned()))
+}
+
+fn insert_params(id: &str, project_id: &str, now: &str, m: &NewMemory) -> Vec<Value> {
+    let chunk = m.chunk.as_ref();
+    vec![
+        Value::from(id),
+        Value::from(project_id),
+        Value::from(m.memory_type.as_str()),
+        Value::from(m.content.as_str()),
+        Value::from(m.confidence),
+        json_text(&m.tags),
+        json_text(&m.related_files),
+        json_text(&m.related_modules),
+        Value::from(now),
+        Value::from(now),
+        Value::Integer(0),
+        Value::from(m.scope.as_str()),
+        Value::from(m.visibility.as_str()),
+        Value::from(m.phase.map(|p| p.as_str())),
+        Value::from(m.source.as_str()),
+        Value::from(m.session_id.clone()),
+        Value::from(m.commit_sha.clone()),
+        json_text(&m.provenance_session_ids),
+        m.work_unit_ref.as_ref().map_or(Value::Null, json_text),
+        Value::from(m.methodology.clone()),
+        json_text(&m.relations),
+        Value::from(m.effective_half_life_days()),
+        Value::from(m.flags.needs_review),
+        Value::from(m.flags.user_verified),
+        Value::from(m.flags.pinned),
+        Value::from(m.flags.contaminated),
+        Value::from(m.flags.secret_scan_skipped),
+        Value::from(m.citation_text.clone()),
+        Value::from(chunk.map(|c| c.chunk_type.clone())),
+        Value::from(chunk.map(|c| c.start_line)),
+        Value::from(chunk.map(|c| c.end_line)),
+        Value::from(chunk.and_then(|c| c.context_prefix.clone())),
+    ]
+}

@@ -1,0 +1,67 @@
+//! Capabilities the host injects: a clock and randomness.
+
+/// Wall-clock time.
+pub trait Clock {
+    /// Milliseconds since the Unix epoch.
+    fn now_millis(&self) -> i64;
+}
+
+/// Cryptographically secure random bytes.
+pub trait Entropy {
+    /// Fills `buf` with random bytes.
+    fn fill(&self, buf: &mut [u8]);
+}
+
+/// The capabilities an [`Engram`](crate::Engram) needs from its host.
+pub struct Host {
+    /// Wall-clock time.
+    pub clock: Box<dyn Clock>,
+    /// Random bytes (memory ids).
+    pub entropy: Box<dyn Entropy>,
+}
+
+impl Host {
+    /// A host from a clock and an entropy source.
+    pub fn new(clock: impl Clock + 'static, entropy: impl Entropy + 'static) -> Self {
+        Host {
+            clock: Box::new(clock),
+            entropy: Box::new(entropy),
+        }
+    }
+
+    /// The operating system's clock and randomness.
+    #[cfg(feature = "native-host")]
+    pub fn native() -> Self {
+        Host::new(SystemClock, OsEntropy)
+    }
+}
+
+/// The system clock.
+#[cfg(feature = "native-host")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+#[cfg(feature = "native-host")]
+impl Clock for SystemClock {
+    fn now_millis(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0)
+    }
+}
+
+/// The operating system's random number generator.
+#[cfg(feature = "native-host")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OsEntropy;
+
+#[cfg(feature = "native-host")]
+impl Entropy for OsEntropy {
+    fn fill(&self, buf: &mut [u8]) {
+        if getrandom::fill(buf).is_err() {
+            // The OS generator failing is unrecoverable for id generation; ids would collide.
+            panic!("the operating system's random number generator failed");
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! engram: long-term memory for AI coding agents.
+//!
+//! [`Engram`] is the API every host wraps: it validates, redacts secrets and stores
+//! memories in any [`Database`] (a libSQL server over HTTP, an embedded file, SQLite inside
+//! wasm), and searches them. The clock and randomness come from the host through
+//! [`Host`], so the same code runs natively, in a browser, in a Worker and in a component.
+//!
+//! ```
+//! # async fn demo<D: engram_store::Database>(db: D, host: engram::Host) -> Result<(), engram::EngramError> {
+//! use engram::{Engram, EngramConfig, MemoryType, NewMemory, SearchQuery};
+//! let engram = Engram::open(db, EngramConfig::default(), host).await?;
+//! let stored = engram
+//!     .remember(NewMemory::new(MemoryType::Gotcha, "Run `make schema` after editing proto files"))
+//!     .await?;
+//! let found = engram.search(&SearchQuery::new("proto schema")).await?;
+//! assert_eq!(found.hits[0].memory.id, stored.id);
+//! # Ok(()) }
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod engram;
+mod error;
+mod host;
+mod row;
+mod search;
+mod sql;
+
+pub use crate::engram::{Engram, EngramConfig, Remembered};
+pub use crate::error::EngramError;
+pub use crate::host::{Clock, Entropy, Host};
+#[cfg(feature = "native-host")]
+pub use crate::host::{OsEntropy, SystemClock};
+pub use crate::search::{SearchHit, SearchQuery, SearchResponse};
+pub use engram_core::{
+    Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
+    Visibility,
+};
+pub use engram_store::{Database, StoreError};

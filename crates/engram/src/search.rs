@@ -1,0 +1,97 @@
+//! Search requests and responses.
+
+use engram_core::{Memory, MemoryType, ValidationError};
+use serde::{Deserialize, Serialize};
+
+/// Most results one search returns.
+pub const MAX_SEARCH_LIMIT: u32 = 50;
+/// Longest query text, in bytes.
+pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+
+/// A search request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchQuery {
+    /// What to look for, in natural language or identifiers.
+    pub text: String,
+    /// How many results at most (1–50, default 10).
+    #[serde(default = "default_limit")]
+    pub limit: u32,
+    /// Only these types; all when empty.
+    #[serde(default)]
+    pub types: Vec<MemoryType>,
+}
+
+fn default_limit() -> u32 {
+    10
+}
+
+impl SearchQuery {
+    /// A query for `text` with default options.
+    pub fn new(text: impl Into<String>) -> Self {
+        SearchQuery {
+            text: text.into(),
+            limit: default_limit(),
+            types: Vec::new(),
+        }
+    }
+
+    /// Parses a query from untrusted JSON, naming the failing field.
+    pub fn from_json(json: &str) -> Result<Self, ValidationError> {
+        let mut de = serde_json::Deserializer::from_str(json);
+        serde_path_to_error::deserialize(&mut de).map_err(|err| {
+            let path = err.path().to_string();
+            let field = if path == "." {
+                "(root)".to_owned()
+            } else {
+                path
+            };
+            ValidationError::field(field, err.into_inner().to_string())
+        })
+    }
+
+    /// Checks the query against engram's limits.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        if self.text.trim().is_empty() {
+            return Err(ValidationError::field("text", "must not be empty"));
+        }
+        if self.text.len() > MAX_QUERY_BYTES {
+            return Err(ValidationError::field(
+                "text",
+                format!(
+                    "is {} bytes; the limit is {MAX_QUERY_BYTES}",
+                    self.text.len()
+                ),
+            ));
+        }
+        if !(1..=MAX_SEARCH_LIMIT).contains(&self.limit) {
+            return Err(ValidationError::field(
+                "limit",
+                format!("must be from 1 to {MAX_SEARCH_LIMIT}, got {}", self.limit),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// The memory.
+    pub memory: Memory,
+    /// Relevance, higher is better (the negated FTS5 BM25 score for now).
+    pub score: f64,
+    /// 1-based rank in the keyword path.
+    pub bm25_rank: u32,
+}
+
+/// The answer to a search.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResponse {
+    /// Results, best first.
+    pub hits: Vec<SearchHit>,
+    /// The sanitized tokens the query was reduced to.
+    pub tokens: Vec<String>,
+}

@@ -1,0 +1,51 @@
+//! SQL text used by the API. Every value is a bound parameter; no user text is ever
+//! spliced into SQL or into FTS5 query syntax.
+
+/// The memory columns, in the order [`crate::row`] decodes them.
+pub const MEMORY_COLUMNS: &str = "m.id, m.project_id, m.type, m.content, m.confidence, m.tags, \
+m.related_files, m.related_modules, m.created_at, m.last_accessed_at, m.access_count, m.scope, \
+m.visibility, m.phase, m.source, m.session_id, m.commit_sha, m.provenance_session_ids, \
+m.work_unit_ref, m.methodology, m.relations, m.decay_half_life_days, m.needs_review, \
+m.user_verified, m.pinned, m.contaminated, m.secret_scan_skipped, m.citation_text, \
+m.chunk_type, m.chunk_start_line, m.chunk_end_line, m.context_prefix, m.embedding_model_id, \
+m.deprecated";
+
+/// Inserts a memory; parameters in [`MEMORY_COLUMNS`] order without `embedding_model_id`
+/// and `deprecated`.
+pub const INSERT_MEMORY: &str = "INSERT INTO memories (id, project_id, type, content, confidence, \
+tags, related_files, related_modules, created_at, last_accessed_at, access_count, scope, \
+visibility, phase, source, session_id, commit_sha, provenance_session_ids, work_unit_ref, \
+methodology, relations, decay_half_life_days, needs_review, user_verified, pinned, contaminated, \
+secret_scan_skipped, citation_text, chunk_type, chunk_start_line, chunk_end_line, context_prefix) \
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
+?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)";
+
+/// Indexes a memory for keyword search (`?1` id, `?2` content, `?3` tags, `?4` files).
+pub const INSERT_FTS: &str =
+    "INSERT INTO memories_fts (memory_id, content, tags, related_files) VALUES (?1, ?2, ?3, ?4)";
+
+/// Reads one live memory (`?1` id, `?2` project).
+pub fn select_memory() -> String {
+    format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1 AND m.project_id = ?2 AND m.deprecated = 0"
+    )
+}
+
+/// Soft-deletes a memory (`?1` id, `?2` project, `?3` now).
+pub const FORGET_MEMORY: &str = "UPDATE memories SET deprecated = 1, deprecated_at = ?3 \
+WHERE id = ?1 AND project_id = ?2 AND deprecated = 0";
+
+/// Removes a forgotten memory from the keyword index (`?1` id).
+pub const DELETE_FTS: &str = "DELETE FROM memories_fts WHERE memory_id = ?1";
+
+/// BM25 search: `?1` MATCH expression, `?2` project, `?3` limit, `?4` JSON array of types or
+/// NULL for all. Column weights: content 1, tags 3, files 2 (tags are curated keywords).
+pub fn bm25_search() -> String {
+    format!(
+        "SELECT {MEMORY_COLUMNS}, bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS bm25 \
+FROM memories_fts JOIN memories m ON m.id = memories_fts.memory_id \
+WHERE memories_fts MATCH ?1 AND m.project_id = ?2 AND m.deprecated = 0 \
+AND (?4 IS NULL OR m.type IN (SELECT value FROM json_each(?4))) \
+ORDER BY bm25 LIMIT ?3"
+    )
+}
