@@ -15,6 +15,7 @@ pub mod schema;
 pub mod secrets;
 pub mod time;
 pub mod validate;
+pub mod vector;
 
 pub use memory::{
     ChunkMeta, Memory, MemoryRelation, MemoryScope, MemorySource, MemoryType, NewMemory, Phase,

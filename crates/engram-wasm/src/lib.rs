@@ -1,1 +1,146 @@
+//! JavaScript bindings: `createMemory(options)` returns an engram handle whose methods
+//! return promises. Inputs are plain objects validated by the Rust core (errors name the
+//! field); outputs are plain objects. Errors are `Error`s with a `code` (`invalid_input`,
+//! `unauthorized`, `unavailable`, `sql_error`, `storage_error`) and `violations`.
+//!
+//! Nothing here panics on bad input: every value from JavaScript goes through fallible
+//! conversion, because a panic would kill the wasm instance for every later caller.
 
+#![warn(missing_docs)]
+
+mod database;
+mod errors;
+mod host;
+mod transport;
+mod types;
+mod typescript;
+
+use std::rc::Rc;
+
+use engram::{Engram, EngramConfig, SearchQuery};
+use js_sys::{Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::database::AnyDatabase;
+use crate::errors::{js_error, to_js_error};
+
+/// An open engram on one database and project.
+#[wasm_bindgen(js_name = Engram)]
+pub struct EngramHandle {
+    inner: Rc<Engram<AnyDatabase>>,
+}
+
+/// Opens engram. `options`: `{ url, authToken?, projectId?, fetch? }` for a libSQL server
+/// over HTTP, or `{ local: true, projectId? }` for the in-wasm SQLite engine (in memory).
+#[wasm_bindgen(js_name = createMemory, unchecked_return_type = "Promise<Engram>")]
+pub fn create_memory(
+    #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
+) -> Promise {
+    future_to_promise(async move {
+        let db = AnyDatabase::from_options(&options)?;
+        let project_id = string_option(&options, "projectId")?.unwrap_or_else(|| "default".into());
+        let engram = Engram::open(db, EngramConfig { project_id }, host::js_host())
+            .await
+            .map_err(|e| to_js_error(&e))?;
+        Ok(EngramHandle {
+            inner: Rc::new(engram),
+        }
+        .into())
+    })
+}
+
+#[wasm_bindgen(js_class = Engram)]
+impl EngramHandle {
+    /// Stores a memory: validates it, redacts secrets, writes it in one transaction.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Remembered>")]
+    pub fn remember(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "NewMemory")] memory: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let json = types::stringify(&memory, "memory")?;
+            let stored = inner
+                .remember_json(&json)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&stored)
+        })
+    }
+
+    /// Keyword search; one database round trip.
+    #[wasm_bindgen(unchecked_return_type = "Promise<SearchResponse>")]
+    pub fn search(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SearchQuery | string")] query: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let query = match query.as_string() {
+                Some(text) => SearchQuery::new(text),
+                None => SearchQuery::from_json(&types::stringify(&query, "query")?)
+                    .map_err(|e| to_js_error(&e.into()))?,
+            };
+            let response = inner.search(&query).await.map_err(|e| to_js_error(&e))?;
+            types::to_js(&response)
+        })
+    }
+
+    /// The memory with this id, or `null`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Memory | null>")]
+    pub fn get(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            match inner.get(&id).await.map_err(|e| to_js_error(&e))? {
+                Some(memory) => types::to_js(&memory),
+                None => Ok(JsValue::NULL),
+            }
+        })
+    }
+
+    /// Forgets (soft-deletes) a memory; resolves to whether a live memory was forgotten.
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn forget(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let forgotten = inner.forget(&id).await.map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::from_bool(forgotten))
+        })
+    }
+
+    /// The project id this handle works on.
+    #[wasm_bindgen(getter, js_name = projectId)]
+    pub fn project_id(&self) -> String {
+        self.inner.project_id().to_owned()
+    }
+
+    /// A description of the storage backend.
+    #[wasm_bindgen(getter)]
+    pub fn backend(&self) -> String {
+        use engram::Database;
+        self.inner.database().describe()
+    }
+}
+
+/// Reads an optional string property, rejecting other types with a typed error.
+pub(crate) fn string_option(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+    if !options.is_object() {
+        return Err(js_error(
+            "invalid_input",
+            "options must be an object",
+            Some(("options", "must be an object")),
+        ));
+    }
+    let value = Reflect::get(options, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value.as_string().map(Some).ok_or_else(|| {
+        js_error(
+            "invalid_input",
+            &format!("{key} must be a string"),
+            Some((key, "must be a string")),
+        )
+    })
+}

@@ -1,0 +1,274 @@
+//! `engram`: long-term memory for AI coding agents, from the command line.
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use engram::{
+    Database, Engram, EngramConfig, EngramError, Host, MemoryType, NewMemory, SearchQuery,
+};
+use engram_hrana::{HranaClient, ReqwestTransport};
+use engram_libsql::LocalDatabase;
+
+mod output;
+
+/// Long-term memory for AI coding agents.
+#[derive(Parser)]
+#[command(name = "engram", version, about)]
+struct Cli {
+    #[command(flatten)]
+    target: Target,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where memories live.
+#[derive(Args)]
+struct Target {
+    /// Local database file (the default store).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_DB",
+        default_value = ".engram/engram.db"
+    )]
+    db: String,
+    /// A libSQL server instead of the local file (`libsql://…`, `https://…`, `http://…`).
+    #[arg(long, global = true, env = "LIBSQL_URL")]
+    url: Option<String>,
+    /// Auth token for `--url` (never printed).
+    #[arg(long, global = true, env = "LIBSQL_AUTH_TOKEN", hide_env_values = true)]
+    auth_token: Option<String>,
+    /// Project whose memories to use.
+    #[arg(long, global = true, env = "ENGRAM_PROJECT", default_value = "default")]
+    project: String,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Store a memory.
+    Remember(RememberArgs),
+    /// Search memories.
+    Search {
+        /// What to look for.
+        query: String,
+        /// Most results to show (1-50).
+        #[arg(long, short = 'n', default_value_t = 10)]
+        limit: u32,
+        /// Only these types (repeatable).
+        #[arg(long = "type", short = 't', value_parser = parse_type)]
+        types: Vec<MemoryType>,
+    },
+    /// Show one memory.
+    Get {
+        /// The memory id.
+        id: String,
+    },
+    /// Forget (soft-delete) a memory.
+    Forget {
+        /// The memory id.
+        id: String,
+    },
+    /// Create a database in a temporary folder, remember a few memories and search them.
+    Demo,
+}
+
+#[derive(Args)]
+struct RememberArgs {
+    /// The memory text.
+    content: Option<String>,
+    /// Memory type (gotcha, decision, error_pattern, …).
+    #[arg(long = "type", short = 't', default_value = "gotcha", value_parser = parse_type)]
+    memory_type: MemoryType,
+    /// Tags (repeatable or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    tag: Vec<String>,
+    /// Related files (repeatable or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    file: Vec<String>,
+    /// Confidence from 0 to 1.
+    #[arg(long, default_value_t = 0.8)]
+    confidence: f64,
+    /// Read the whole memory as JSON from this file (`-` for stdin) instead.
+    #[arg(long, conflicts_with = "content")]
+    from_json: Option<String>,
+}
+
+fn parse_type(text: &str) -> Result<MemoryType, String> {
+    MemoryType::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = MemoryType::ALL.iter().map(|t| t.as_str()).collect();
+        format!("unknown memory type {text:?}; one of: {}", names.join(", "))
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let json = cli.json;
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            output::error(&e, json);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), CliError> {
+    if let Command::Demo = cli.command {
+        return demo(cli.json).await;
+    }
+    let config = EngramConfig {
+        project_id: cli.target.project.clone(),
+    };
+    match &cli.target.url {
+        Some(url) => {
+            let db = HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
+            execute(Engram::open(db, config, Host::native()).await?, cli).await
+        }
+        None => {
+            if let Some(parent) = std::path::Path::new(&cli.target.db).parent() {
+                if !parent.as_os_str().is_empty() {
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        CliError::Usage(format!("cannot create {}: {e}", parent.display()))
+                    })?;
+                }
+            }
+            let db = LocalDatabase::open(&cli.target.db)
+                .await
+                .map_err(EngramError::from)?;
+            execute(Engram::open(db, config, Host::native()).await?, cli).await
+        }
+    }
+}
+
+async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliError> {
+    let json = cli.json;
+    match cli.command {
+        Command::Remember(args) => {
+            let memory = match &args.from_json {
+                Some(path) => {
+                    NewMemory::from_json(&read_input(path)?).map_err(EngramError::from)?
+                }
+                None => {
+                    let content = args.content.clone().ok_or_else(|| {
+                        CliError::Usage("give the memory text, or --from-json FILE".into())
+                    })?;
+                    let mut memory = NewMemory::new(args.memory_type, content);
+                    memory.tags = args.tag.clone();
+                    memory.related_files = args.file.clone();
+                    memory.confidence = args.confidence;
+                    memory
+                }
+            };
+            let stored = engram.remember(memory).await?;
+            output::remembered(&stored, json);
+        }
+        Command::Search {
+            query,
+            limit,
+            types,
+        } => {
+            let query = SearchQuery {
+                text: query,
+                limit,
+                types,
+            };
+            let response = engram.search(&query).await?;
+            output::search(&response, json);
+        }
+        Command::Get { id } => match engram.get(&id).await? {
+            Some(memory) => output::memory(&memory, json),
+            None => return Err(CliError::NotFound(id)),
+        },
+        Command::Forget { id } => {
+            if !engram.forget(&id).await? {
+                return Err(CliError::NotFound(id));
+            }
+            output::forgotten(&id, json);
+        }
+        Command::Demo => unreachable!("handled before opening a database"),
+    }
+    Ok(())
+}
+
+/// The README's main job: a local database, a few memories, a search.
+async fn demo(json: bool) -> Result<(), CliError> {
+    let dir = std::env::temp_dir().join(format!("engram-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CliError::Usage(format!("cannot create {}: {e}", dir.display())))?;
+    let path = dir.join("engram.db");
+    let path_text = path.to_string_lossy().into_owned();
+    let db = LocalDatabase::open(&path_text)
+        .await
+        .map_err(EngramError::from)?;
+    let engram = Engram::open(db, EngramConfig::default(), Host::native()).await?;
+    let memories = [
+        (MemoryType::Gotcha, "Run `cargo sqlx prepare` after changing any query, or CI fails offline", &["sqlx", "ci"][..], &["src/db/queries.rs"][..]),
+        (MemoryType::Decision, "Auth tokens are stored hashed with argon2id; never log the raw token", &["auth", "security"], &["src/auth/tokens.rs"]),
+        (MemoryType::ErrorPattern, "`database is locked` in tests: each test needs its own temp database file", &["sqlite", "testing"], &["tests/common/mod.rs"]),
+        (MemoryType::DeadEnd, "Mocking the HTTP client with a global hook raced in parallel tests; inject a transport instead", &["testing", "http"], &["src/http/client.rs"]),
+        (MemoryType::WorkflowRecipe, "Adding an API route: handler in src/api, register in router.rs, then add an integration test", &["api"], &["src/api/router.rs"]),
+    ];
+    if !json {
+        println!("engram demo: database {}", path.display());
+    }
+    for (memory_type, content, tags, files) in memories {
+        let mut memory = NewMemory::new(memory_type, content);
+        memory.tags = tags.iter().map(|t| t.to_string()).collect();
+        memory.related_files = files.iter().map(|f| f.to_string()).collect();
+        let stored = engram.remember(memory).await?;
+        if !json {
+            println!("  remembered {} {}", &stored.id[..8], content);
+        }
+    }
+    for query in [
+        "why do my tests fail with database locked?",
+        "how do I add a new api route",
+    ] {
+        let response = engram.search(&SearchQuery::new(query)).await?;
+        if !json {
+            println!("\nsearch: {query}");
+        }
+        output::search(&response, json);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+fn read_input(path: &str) -> Result<String, CliError> {
+    if path == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| CliError::Usage(format!("cannot read {path}: {e}")))
+    }
+}
+
+/// Why the CLI failed.
+#[derive(Debug)]
+enum CliError {
+    Engram(EngramError),
+    NotFound(String),
+    Usage(String),
+}
+
+impl From<EngramError> for CliError {
+    fn from(e: EngramError) -> Self {
+        CliError::Engram(e)
+    }
+}

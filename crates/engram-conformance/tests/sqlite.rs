@@ -1,0 +1,27 @@
+//! The rusqlite backend — the engine the npm package embeds in wasm — run natively with its
+//! registered vector functions. (A separate test binary: libSQL and a bundled SQLite cannot
+//! be linked into one executable.)
+
+mod common;
+
+use common::{nonce, API_VECTORS};
+use engram::{Engram, EngramConfig, Host};
+use engram_conformance::{run_api_vectors, storage_suite};
+use engram_sqlite::SqliteDatabase;
+
+#[tokio::test]
+async fn storage_suite_passes_on_rusqlite_with_registered_vector_functions() {
+    let db = SqliteDatabase::open_in_memory().unwrap();
+    storage_suite(&db, &nonce()).await.unwrap();
+}
+
+#[tokio::test]
+async fn api_vectors_pass_on_rusqlite() {
+    let db = SqliteDatabase::open_in_memory().unwrap();
+    let steps = run_api_vectors(API_VECTORS, "sqlite", |project_id| {
+        Engram::open(&db, EngramConfig { project_id }, Host::native())
+    })
+    .await
+    .unwrap();
+    assert!(steps > 30);
+}

@@ -1,0 +1,146 @@
+//! engram storage on plain SQLite through rusqlite: the in-wasm embedded engine for browsers
+//! and other hosts with no server (SQLite compiled to wasm by `sqlite-wasm-rs`, FTS5
+//! included), and natively the same code on a bundled SQLite.
+//!
+//! SQLite lacks libSQL's vector functions, so this backend registers `vector32`, `vector`,
+//! `vector_extract` and `vector_distance_cos` as scalar functions with libSQL's semantics
+//! (`F32_BLOB` layout, cosine distance); engram's SQL text is the same on every engine.
+//! Without the vector index, nearest-neighbour queries run as `ORDER BY distance LIMIT k`.
+
+#![warn(missing_docs)]
+
+mod functions;
+
+use engram_store::{Database, Rows, SqlError, Statement, StoreError, Value};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+
+pub use functions::register_vector_functions;
+
+/// A SQLite database: in memory, or a file where the platform has a file system.
+pub struct SqliteDatabase {
+    conn: rusqlite::Connection,
+    name: String,
+}
+
+impl SqliteDatabase {
+    /// A private in-memory database.
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        let conn = rusqlite::Connection::open_in_memory().map_err(engine)?;
+        Self::init(conn, ":memory:".to_owned())
+    }
+
+    /// A database file (native hosts, or a wasm VFS registered by the host).
+    pub fn open(path: &str) -> Result<Self, StoreError> {
+        let conn = rusqlite::Connection::open(path).map_err(engine)?;
+        Self::init(conn, path.to_owned())
+    }
+
+    fn init(conn: rusqlite::Connection, name: String) -> Result<Self, StoreError> {
+        register_vector_functions(&conn).map_err(engine)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON")
+            .map_err(engine)?;
+        Ok(SqliteDatabase { conn, name })
+    }
+
+    fn run(&self, statement: &Statement) -> Result<Rows, SqlError> {
+        let mut stmt = self.conn.prepare(&statement.sql).map_err(sql_error)?;
+        let columns: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
+        for (i, value) in statement.params.iter().enumerate() {
+            stmt.raw_bind_parameter(i + 1, Bind(value))
+                .map_err(sql_error)?;
+        }
+        let before = self.conn.total_changes();
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(sql_error)? {
+            let mut values = Vec::with_capacity(columns.len());
+            for i in 0..columns.len() {
+                values.push(from_ref(row.get_ref(i).map_err(sql_error)?));
+            }
+            out.push(values);
+        }
+        drop(rows);
+        let changed = self.conn.total_changes() != before;
+        Ok(Rows {
+            columns,
+            rows: out,
+            affected_row_count: if changed { self.conn.changes() } else { 0 },
+            last_insert_rowid: changed.then(|| self.conn.last_insert_rowid()),
+        })
+    }
+}
+
+impl Database for SqliteDatabase {
+    async fn pipeline(
+        &self,
+        statements: &[Statement],
+    ) -> Result<Vec<Result<Rows, SqlError>>, StoreError> {
+        Ok(statements.iter().map(|s| self.run(s)).collect())
+    }
+
+    async fn transaction(&self, statements: &[Statement]) -> Result<Vec<Rows>, StoreError> {
+        self.run(&Statement::new("BEGIN IMMEDIATE"))?;
+        let mut out = Vec::with_capacity(statements.len());
+        for statement in statements {
+            match self.run(statement) {
+                Ok(rows) => out.push(rows),
+                Err(error) => {
+                    let _ = self.run(&Statement::new("ROLLBACK"));
+                    return Err(StoreError::Sql(error));
+                }
+            }
+        }
+        if let Err(error) = self.run(&Statement::new("COMMIT")) {
+            let _ = self.run(&Statement::new("ROLLBACK"));
+            return Err(StoreError::Sql(error));
+        }
+        Ok(out)
+    }
+
+    fn describe(&self) -> String {
+        format!("embedded SQLite {} (rusqlite)", self.name)
+    }
+}
+
+struct Bind<'a>(&'a Value);
+
+impl rusqlite::ToSql for Bind<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self.0 {
+            Value::Null => ValueRef::Null,
+            Value::Integer(v) => ValueRef::Integer(*v),
+            Value::Float(v) => ValueRef::Real(*v),
+            Value::Text(v) => ValueRef::Text(v.as_bytes()),
+            Value::Blob(v) => ValueRef::Blob(v),
+        }))
+    }
+}
+
+fn from_ref(value: ValueRef<'_>) -> Value {
+    match value {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(v) => Value::Integer(v),
+        ValueRef::Real(v) => Value::Float(v),
+        ValueRef::Text(v) => Value::Text(String::from_utf8_lossy(v).into_owned()),
+        ValueRef::Blob(v) => Value::Blob(v.to_vec()),
+    }
+}
+
+fn sql_error(e: rusqlite::Error) -> SqlError {
+    let code = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            rusqlite::ErrorCode::ConstraintViolation => "SQLITE_CONSTRAINT",
+            rusqlite::ErrorCode::DatabaseBusy => "SQLITE_BUSY",
+            _ => "SQLITE_ERROR",
+        },
+        _ => "SQLITE_ERROR",
+    };
+    SqlError {
+        message: e.to_string(),
+        code: Some(code.to_owned()),
+    }
+}
+
+fn engine(e: rusqlite::Error) -> StoreError {
+    StoreError::Engine(e.to_string())
+}

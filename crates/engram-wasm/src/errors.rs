@@ -1,0 +1,38 @@
+//! Errors as JavaScript `Error` objects with `code` and `violations`.
+
+use engram::EngramError;
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::JsValue;
+
+/// An `Error` with `code` and optionally one violation.
+pub fn js_error(code: &str, message: &str, violation: Option<(&str, &str)>) -> JsValue {
+    let violations: Vec<(String, String)> = violation
+        .map(|(f, p)| vec![(f.to_owned(), p.to_owned())])
+        .unwrap_or_default();
+    build(code, message, &violations)
+}
+
+/// Converts an engram error.
+pub fn to_js_error(error: &EngramError) -> JsValue {
+    let violations: Vec<(String, String)> = error
+        .violations()
+        .iter()
+        .map(|v| (v.field.clone(), v.problem.clone()))
+        .collect();
+    build(error.code(), &error.to_string(), &violations)
+}
+
+fn build(code: &str, message: &str, violations: &[(String, String)]) -> JsValue {
+    let error = js_sys::Error::new(message);
+    error.set_name("EngramError");
+    let list = Array::new();
+    for (field, problem) in violations {
+        let v = Object::new();
+        let _ = Reflect::set(&v, &"field".into(), &JsValue::from_str(field));
+        let _ = Reflect::set(&v, &"problem".into(), &JsValue::from_str(problem));
+        list.push(&v);
+    }
+    let _ = Reflect::set(&error, &"code".into(), &JsValue::from_str(code));
+    let _ = Reflect::set(&error, &"violations".into(), &list);
+    error.into()
+}

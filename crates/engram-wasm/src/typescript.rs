@@ -1,0 +1,90 @@
+//! TypeScript declarations for the plain objects the API takes and returns.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+export type MemoryType =
+  | "gotcha" | "decision" | "preference" | "pattern" | "requirement" | "error_pattern"
+  | "module_insight" | "prefetch_pattern" | "work_state" | "causal_dependency"
+  | "task_calibration" | "e2e_observation" | "dead_end" | "work_unit_outcome"
+  | "workflow_recipe" | "context_cost";
+export type MemorySource =
+  | "agent_explicit" | "observer_inferred" | "qa_auto" | "mcp_auto" | "commit_auto" | "user_taught";
+export type MemoryScope = "global" | "module" | "work_unit" | "session";
+export type Visibility = "personal" | "project" | "team" | "organization";
+export type Phase = "define" | "implement" | "validate" | "refine" | "explore" | "reflect";
+export type RelationType = "required_with" | "conflicts_with" | "validates" | "supersedes" | "derived_from";
+
+export interface MemoryRelation {
+  targetMemoryId?: string;
+  targetFilePath?: string;
+  relationType: RelationType;
+  confidence?: number;
+  autoExtracted?: boolean;
+}
+export interface WorkUnitRef { methodology: string; hierarchy?: string[]; label: string; }
+export interface TrustFlags {
+  needsReview?: boolean; userVerified?: boolean; pinned?: boolean;
+  contaminated?: boolean; secretScanSkipped?: boolean;
+}
+export interface ChunkMeta { chunkType: string; startLine: number; endLine: number; contextPrefix?: string; }
+
+/** A memory to store. Only `type` and `content` are required. */
+export interface NewMemory {
+  type: MemoryType;
+  content: string;
+  confidence?: number;
+  tags?: string[];
+  relatedFiles?: string[];
+  relatedModules?: string[];
+  scope?: MemoryScope;
+  visibility?: Visibility;
+  phase?: Phase;
+  source?: MemorySource;
+  sessionId?: string;
+  commitSha?: string;
+  provenanceSessionIds?: string[];
+  workUnitRef?: WorkUnitRef;
+  methodology?: string;
+  relations?: MemoryRelation[];
+  decayHalfLifeDays?: number;
+  flags?: TrustFlags;
+  citationText?: string;
+  chunk?: ChunkMeta;
+}
+
+/** A stored memory. */
+export interface Memory extends Required<Omit<NewMemory, "phase" | "sessionId" | "commitSha" | "workUnitRef" | "methodology" | "decayHalfLifeDays" | "citationText" | "chunk">> {
+  id: string;
+  projectId: string;
+  createdAt: string;
+  lastAccessedAt: string;
+  accessCount: number;
+  deprecated: boolean;
+  phase?: Phase;
+  sessionId?: string;
+  commitSha?: string;
+  workUnitRef?: WorkUnitRef;
+  methodology?: string;
+  decayHalfLifeDays?: number;
+  citationText?: string;
+  chunk?: ChunkMeta;
+  embeddingModelId?: string;
+}
+
+export interface Remembered { id: string; redacted: string[]; secretScanSkipped: boolean; }
+export interface SearchQuery { text: string; limit?: number; types?: MemoryType[]; }
+export interface SearchHit { memory: Memory; score: number; bm25Rank: number; }
+export interface SearchResponse { hits: SearchHit[]; tokens: string[]; }
+
+export type CreateMemoryOptions =
+  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch }
+  | { local: true; projectId?: string };
+
+/** Errors thrown by engram carry a stable code and the offending fields. */
+export interface EngramError extends Error {
+  code: "invalid_input" | "unauthorized" | "unavailable" | "sql_error" | "storage_error";
+  violations: { field: string; problem: string }[];
+}
+"#;

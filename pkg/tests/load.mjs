@@ -1,0 +1,18 @@
+// Loads the wasm-pack build (target web) in Node.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const distDir = path.resolve(here, "../dist");
+
+export async function loadEngram() {
+  const engram = await import(path.join(distDir, "engram.js"));
+  const bytes = await readFile(path.join(distDir, "engram_bg.wasm"));
+  engram.initSync({ module: bytes });
+  return engram;
+}
+
+export async function loadVectors() {
+  return JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/api.json"), "utf8"));
+}

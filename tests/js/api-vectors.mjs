@@ -1,0 +1,113 @@
+// Replays tests/vectors/api.json against the JavaScript API, exactly as the Rust runner in
+// crates/engram-conformance does. Shared by the Node, workerd, Chromium and wasmtime tests.
+
+/**
+ * @param {object} vectors the parsed api.json
+ * @param {(projectId: string) => Promise<{remember: Function, search: Function, get: Function, forget: Function}>} open
+ * @param {string} prefix
+ * @returns {Promise<number>} steps checked
+ */
+export async function runApiVectors(vectors, open, prefix) {
+  let steps = 0;
+  for (const [i, testCase] of vectors.cases.entries()) {
+    const engram = await open(`${prefix}-${i}`);
+    const ids = new Map();
+    for (const [j, step] of testCase.steps.entries()) {
+      const where = `${testCase.name} / step ${j} (${step.op})`;
+      try {
+        await runStep(engram, step, ids);
+      } catch (e) {
+        throw new Error(`${where}: ${e.message}`);
+      }
+      steps++;
+    }
+  }
+  return steps;
+}
+
+function check(condition, detail) {
+  if (!condition) throw new Error(typeof detail === "function" ? detail() : detail);
+}
+
+function expectError(error, want) {
+  check(error && error.code === want.code, () => `error code ${error?.code} (${error?.message}), expected ${want.code}`);
+  if (want.field !== undefined) {
+    const first = error.violations?.[0]?.field;
+    check(first === want.field, () => `error field ${first} (${error.message}), expected ${want.field}`);
+  }
+}
+
+function same(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+async function attempt(promiseFactory) {
+  try {
+    return { value: await promiseFactory() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+async function runStep(engram, step, ids) {
+  const expect = step.expect ?? {};
+  const named = (name) => ids.get(name);
+  switch (step.op) {
+    case "remember":
+    case "rememberRaw": {
+      let input = step.input;
+      if (step.op === "rememberRaw") {
+        // Malformed JSON cannot be built as an object in JS: hand the string over as is.
+        input = step.input;
+      } else if (step.contentRepeat) {
+        input = { ...input, content: step.contentRepeat.text.repeat(step.contentRepeat.times) };
+      }
+      const result = await attempt(() => engram.remember(input));
+      if (step.expectError) {
+        check(result.error, () => `expected an error, stored ${result.value?.id}`);
+        expectError(result.error, step.expectError);
+        return;
+      }
+      check(!result.error, () => `unexpected error: ${result.error?.message}`);
+      if (step.as) ids.set(step.as, result.value.id);
+      if (expect.redacted) check(same(result.value.redacted, expect.redacted), () => `redacted ${JSON.stringify(result.value.redacted)}`);
+      return;
+    }
+    case "search": {
+      const result = await attempt(() => engram.search(step.input));
+      if (step.expectError) {
+        check(result.error, () => `expected an error, got ${result.value?.hits?.length} hits`);
+        expectError(result.error, step.expectError);
+        return;
+      }
+      check(!result.error, () => `unexpected error: ${result.error?.message}`);
+      const got = result.value.hits.map((h) => h.memory.id);
+      if (expect.count !== undefined) check(got.length === expect.count, () => `${got.length} hits, expected ${expect.count}`);
+      if (expect.first !== undefined) check(got[0] === named(expect.first), () => `first hit ${got[0]}, expected ${expect.first}`);
+      for (const name of expect.contains ?? []) check(got.includes(named(name)), () => `${name} missing`);
+      for (const name of expect.excludes ?? []) check(!got.includes(named(name)), () => `${name} should be absent`);
+      return;
+    }
+    case "get": {
+      const id = step.literalId ?? named(step.id);
+      const memory = await engram.get(id);
+      if (expect.null) return check(memory === null, "expected no memory");
+      check(memory, "memory not found");
+      if (expect.content !== undefined) check(memory.content === expect.content, () => `content ${memory.content}`);
+      if (expect.contentContains) check(memory.content.includes(expect.contentContains), () => `content lacks ${expect.contentContains}`);
+      if (expect.contentExcludes) check(!memory.content.includes(expect.contentExcludes), "content has the secret");
+      for (const [key, want] of Object.entries(expect.fields ?? {})) {
+        check(same(memory[key], want), () => `field ${key}: ${JSON.stringify(memory[key])} expected ${JSON.stringify(want)}`);
+      }
+      return;
+    }
+    case "forget": {
+      const id = step.literalId ?? named(step.id);
+      const forgotten = await engram.forget(id);
+      check(forgotten === (expect.forgotten ?? true), () => `forgot ${forgotten}`);
+      return;
+    }
+    default:
+      throw new Error(`unknown op ${step.op}`);
+  }
+}
