@@ -1,0 +1,94 @@
+"""Replays tests/vectors/api.json against an engram surface (remember/search/get/forget),
+exactly as the Rust and JavaScript runners do."""
+
+import json
+
+from host import EngramError
+
+
+def run_api_vectors(vectors, open_engram, prefix):
+    steps = 0
+    for i, case in enumerate(vectors["cases"]):
+        engram = open_engram(f"{prefix}-{i}")
+        ids = {}
+        for j, step in enumerate(case["steps"]):
+            try:
+                _run_step(engram, step, ids)
+            except AssertionError as e:
+                raise AssertionError(f"{case['name']} / step {j} ({step['op']}): {e}") from None
+            steps += 1
+    return steps
+
+
+def _expect_error(error, want):
+    assert error.code == want["code"], f"error code {error.code} ({error}), expected {want['code']}"
+    if "field" in want:
+        first = error.violations[0][0] if error.violations else None
+        assert first == want["field"], f"error field {first} ({error}), expected {want['field']}"
+
+
+def _attempt(fn):
+    try:
+        return fn(), None
+    except EngramError as e:
+        return None, e
+
+
+def _run_step(engram, step, ids):
+    expect = step.get("expect", {})
+    op = step["op"]
+    if op in ("remember", "rememberRaw"):
+        if op == "rememberRaw":
+            payload = step["input"]
+        else:
+            memory = dict(step["input"])
+            if "contentRepeat" in step:
+                memory["content"] = step["contentRepeat"]["text"] * step["contentRepeat"]["times"]
+            payload = json.dumps(memory)
+        value, error = _attempt(lambda: engram.remember(payload))
+        if "expectError" in step:
+            assert error is not None, f"expected an error, stored {value}"
+            _expect_error(error, step["expectError"])
+            return
+        assert error is None, f"unexpected error {error}"
+        if "as" in step:
+            ids[step["as"]] = value["id"]
+        if "redacted" in expect:
+            assert value["redacted"] == expect["redacted"], f"redacted {value['redacted']}"
+    elif op == "search":
+        value, error = _attempt(lambda: engram.search(step["input"]))
+        if "expectError" in step:
+            assert error is not None, "expected an error"
+            _expect_error(error, step["expectError"])
+            return
+        assert error is None, f"unexpected error {error}"
+        got = [h["memory"]["id"] for h in value["hits"]]
+        if "count" in expect:
+            assert len(got) == expect["count"], f"{len(got)} hits, expected {expect['count']}"
+        if "first" in expect:
+            assert got and got[0] == ids.get(expect["first"]), f"first hit {got[:1]}, expected {expect['first']}"
+        for name in expect.get("contains", []):
+            assert ids.get(name) in got, f"{name} missing"
+        for name in expect.get("excludes", []):
+            assert ids.get(name) not in got, f"{name} should be absent"
+    elif op == "get":
+        memory_id = step.get("literalId") or ids.get(step["id"])
+        memory = engram.get(memory_id)
+        if expect.get("null"):
+            assert memory is None, "expected no memory"
+            return
+        assert memory is not None, "memory not found"
+        if "content" in expect:
+            assert memory["content"] == expect["content"], f"content {memory['content']}"
+        if "contentContains" in expect:
+            assert expect["contentContains"] in memory["content"]
+        if "contentExcludes" in expect:
+            assert expect["contentExcludes"] not in memory["content"]
+        for key, want in expect.get("fields", {}).items():
+            assert memory.get(key) == want, f"field {key}: {memory.get(key)} expected {want}"
+    elif op == "forget":
+        memory_id = step.get("literalId") or ids.get(step["id"])
+        forgotten = engram.forget(memory_id)
+        assert forgotten == expect.get("forgotten", True), f"forgot {forgotten}"
+    else:
+        raise AssertionError(f"unknown op {op}")

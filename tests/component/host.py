@@ -1,0 +1,83 @@
+"""A wasmtime host for the engram:memory component (wasmtime's Python embedding, with
+wasmtime's own WASI preview 2 and wasi:http implementations)."""
+
+import json
+from pathlib import Path
+
+from wasmtime import Engine, Store, WasiConfig
+from wasmtime.component import Component, Linker, Record
+
+
+class EngramError(Exception):
+    def __init__(self, error):
+        super().__init__(f"{error.code}: {error.message}")
+        self.code = error.code
+        self.violations = [(v.field, v.problem) for v in error.violations]
+
+
+def _unwrap(value):
+    """Lifts a WIT result. wasmtime-py returns the bare payload when the ok and err types can
+    be told apart (ours: the error is the only record), and a tagged Variant otherwise."""
+    tag = getattr(value, "tag", None)
+    if tag == "err" or (isinstance(value, Record) and hasattr(value, "violations")):
+        raise EngramError(value.payload if tag == "err" else value)
+    if tag == "ok":
+        return value.payload
+    return value
+
+
+class ComponentHost:
+    """Loads the component once; each `open` makes an engram resource in one store."""
+
+    def __init__(self, wasm_path: Path):
+        self.engine = Engine()
+        self.component = Component.from_file(self.engine, str(wasm_path))
+        self.store = Store(self.engine)
+        self.store.set_wasi(WasiConfig())
+        self.store.set_wasi_http()
+        linker = Linker(self.engine)
+        linker.add_wasip2()
+        linker.add_wasi_http()
+        self.instance = linker.instantiate(self.store, self.component)
+        api = self.instance.get_export_index(self.store, "engram:memory/api@0.1.0")
+        if api is None:
+            raise RuntimeError("component does not export engram:memory/api@0.1.0")
+        self.funcs = {}
+        for name in ["[static]engram.open", "[method]engram.remember", "[method]engram.search",
+                     "[method]engram.get", "[method]engram.forget"]:
+            index = self.instance.get_export_index(self.store, name, api)
+            self.funcs[name] = self.instance.get_func(self.store, index)
+
+    def call(self, name, *args):
+        return _unwrap(self.funcs[name](self.store, *args))
+
+    def open(self, url, auth_token=None, project_id=None):
+        options = Record()
+        setattr(options, "url", url)
+        setattr(options, "auth-token", auth_token)
+        setattr(options, "project-id", project_id)
+        return ComponentEngram(self, self.call("[static]engram.open", options))
+
+
+class ComponentEngram:
+    """The same surface as the npm package's Engram, over the component."""
+
+    def __init__(self, host, handle):
+        self.host = host
+        self.handle = handle
+
+    def remember(self, memory):
+        text = memory if isinstance(memory, str) else json.dumps(memory)
+        return json.loads(self.host.call("[method]engram.remember", self.handle, text))
+
+    def search(self, query):
+        if isinstance(query, str):
+            query = {"text": query}
+        return json.loads(self.host.call("[method]engram.search", self.handle, json.dumps(query)))
+
+    def get(self, memory_id):
+        found = self.host.call("[method]engram.get", self.handle, memory_id)
+        return None if found is None else json.loads(found)
+
+    def forget(self, memory_id):
+        return self.host.call("[method]engram.forget", self.handle, memory_id)

@@ -1,0 +1,75 @@
+"""The engram:memory component under wasmtime (the PyPI embedding), over wasi:http against
+engram-testserver (a real libSQL engine)."""
+
+import json
+import os
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from api_vectors import run_api_vectors
+from host import ComponentHost, EngramError
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+COMPONENT = Path(os.environ.get("ENGRAM_COMPONENT", TARGET / "wasm32-wasip2/wasm-release/engram_component.wasm"))
+SERVER_BIN = Path(os.environ.get("ENGRAM_TESTSERVER_BIN", TARGET / "debug/engram-testserver"))
+TOKEN = "component-test-token"
+
+
+@pytest.fixture(scope="module")
+def server():
+    proc = subprocess.Popen([str(SERVER_BIN), "--auth-token", TOKEN], stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline().strip()
+    assert line.startswith("ENGRAM_TESTSERVER_URL="), line
+    yield line.split("=", 1)[1]
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def host():
+    return ComponentHost(COMPONENT)
+
+
+def pipeline_requests(url):
+    with urllib.request.urlopen(f"{url}/engram-test/stats") as response:
+        return json.load(response)["pipelineRequests"]
+
+
+def test_api_vectors_pass_in_wasmtime(server, host):
+    vectors = json.loads((ROOT / "tests/vectors/api.json").read_text())
+    steps = run_api_vectors(vectors, lambda project: host.open(server, TOKEN, project), f"wasmtime-{time.time_ns()}")
+    assert steps > 30
+
+
+def test_a_search_is_exactly_one_http_request(server, host):
+    engram = host.open(server, TOKEN, f"count-{time.time_ns()}")
+    engram.remember({"type": "gotcha", "content": "components need wasi:http from the host"})
+    before = pipeline_requests(server)
+    found = engram.search("wasi:http host")
+    assert len(found["hits"]) == 1
+    assert pipeline_requests(server) - before == 1
+
+
+def test_wrong_token_and_bad_input_are_typed_errors(server, host):
+    with pytest.raises(EngramError) as wrong:
+        host.open(server, "not-the-token", "x")
+    assert wrong.value.code == "unauthorized"
+    assert "not-the-token" not in str(wrong.value)
+    engram = host.open(server, TOKEN, f"bad-{time.time_ns()}")
+    with pytest.raises(EngramError) as bad:
+        engram.remember('{"type": "gotcha", "content": ')
+    assert bad.value.code == "invalid_input"
+    with pytest.raises(EngramError) as bad_type:
+        engram.remember({"type": "hearsay", "content": "x"})
+    assert bad_type.value.violations[0][0] == "type"
+    with pytest.raises(EngramError) as bad_url:
+        host.open("ftp://nowhere", None, "x")
+    assert bad_url.value.code == "unavailable"
+    # The instance keeps working after errors.
+    stored = engram.remember({"type": "decision", "content": "components survive bad input"})
+    assert engram.get(stored["id"])["content"] == "components survive bad input"

@@ -1,0 +1,82 @@
+// engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/get, /v1/forget.
+//
+// The tenant is the request's bearer token, forwarded as the auth token of the libSQL
+// database at env.LIBSQL_URL; the project is the `x-engram-project` header (default
+// "default"). Errors are JSON `{ error: { code, message, violations } }` with a status that
+// matches the code.
+import { initSync, createMemory } from "../../pkg/dist/engram.js";
+import wasmModule from "../../pkg/dist/engram_bg.wasm";
+
+initSync({ module: wasmModule });
+
+const STATUS = { invalid_input: 400, unauthorized: 401, not_found: 404, unavailable: 503, sql_error: 500, storage_error: 500 };
+const MAX_BODY_BYTES = 256 * 1024;
+const MAX_CACHED = 32;
+// Opened handles per (database, token, project), so a warm isolate pays no migration check
+// and a search costs exactly one round trip to the database.
+const handles = new Map();
+
+function json(body, status = 200) {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+function failure(code, message, violations = []) {
+  return json({ error: { code, message, violations } }, STATUS[code] ?? 500);
+}
+
+async function handleFor(env, token, projectId) {
+  const key = JSON.stringify([env.LIBSQL_URL, token, projectId]);
+  let handle = handles.get(key);
+  if (!handle) {
+    handle = createMemory({ url: env.LIBSQL_URL, authToken: token, projectId });
+    handles.set(key, handle);
+    if (handles.size > MAX_CACHED) handles.delete(handles.keys().next().value);
+    // A failed open must not be cached.
+    handle.catch(() => handles.delete(key));
+  }
+  return handle;
+}
+
+async function readJson(request) {
+  const text = await request.text();
+  if (text.length > MAX_BODY_BYTES) {
+    throw Object.assign(new Error(`body is larger than ${MAX_BODY_BYTES} bytes`), { code: "invalid_input", violations: [{ field: "(root)", problem: "too large" }] });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw Object.assign(new Error(`malformed JSON: ${e.message}`), { code: "invalid_input", violations: [{ field: "(root)", problem: "malformed JSON" }] });
+  }
+}
+
+const routes = {
+  "/v1/remember": async (engram, body) => json(await engram.remember(body), 201),
+  "/v1/search": async (engram, body) => json(await engram.search(body)),
+  "/v1/get": async (engram, body) => {
+    const memory = await engram.get(String(body?.id ?? ""));
+    return memory ? json(memory) : failure("not_found", "no memory with that id");
+  },
+  "/v1/forget": async (engram, body) => json({ forgotten: await engram.forget(String(body?.id ?? "")) }),
+};
+
+export default {
+  async fetch(request, env) {
+    const { pathname } = new URL(request.url);
+    if (pathname === "/health") return json({ ok: true });
+    const route = routes[pathname];
+    if (!route) return failure("not_found", `no route ${pathname}`);
+    if (request.method !== "POST") return json({ error: { code: "method_not_allowed", message: "use POST" } }, 405);
+    const auth = request.headers.get("authorization") ?? "";
+    const token = auth.startsWith("Bearer ") ? auth.slice(7) : "";
+    if (!token) return failure("unauthorized", "missing bearer token");
+    const projectId = request.headers.get("x-engram-project") ?? "default";
+    try {
+      const body = await readJson(request);
+      const engram = await handleFor(env, token, projectId);
+      return await route(engram, body);
+    } catch (e) {
+      if (e && typeof e.code === "string") return failure(e.code, e.message, e.violations ?? []);
+      return failure("storage_error", String(e?.message ?? e));
+    }
+  },
+};

@@ -1,0 +1,101 @@
+// The Worker in workerd (through Miniflare, from the npm registry), answering real HTTP
+// requests on 127.0.0.1, storing into a real libSQL engine (engram-testserver).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+
+import { runApiVectors } from "../../tests/js/api-vectors.mjs";
+import { startTestServer } from "../../tests/js/testserver.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const TOKEN = "tenant-a-token";
+let server, mf, base;
+
+before(async () => {
+  server = await startTestServer({ authToken: TOKEN });
+  mf = new Miniflare({
+    modules: true,
+    scriptPath: path.resolve(here, "../src/index.js"),
+    modulesRoot: path.resolve(here, "../.."),
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    bindings: { LIBSQL_URL: server.url },
+    compatibilityDate: "2026-04-01",
+    host: "127.0.0.1",
+  });
+  base = (await mf.ready).toString().replace(/\/$/, "");
+});
+
+after(async () => {
+  await mf?.dispose();
+  await server?.stop();
+});
+
+function client(projectId, token = TOKEN) {
+  const call = async (route, body) => {
+    const response = await fetch(`${base}/v1/${route}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "x-engram-project": projectId, "content-type": "application/json" },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+    const payload = await response.json();
+    if (payload.error) throw Object.assign(new Error(payload.error.message), payload.error, { status: response.status });
+    return payload;
+  };
+  return {
+    remember: (memory) => call("remember", memory),
+    search: (query) => call("search", typeof query === "string" ? { text: query } : query),
+    get: async (id) => {
+      try {
+        return await call("get", { id });
+      } catch (e) {
+        if (e.code === "not_found") return null;
+        throw e;
+      }
+    },
+    forget: async (id) => (await call("forget", { id })).forgotten,
+  };
+}
+
+test("API vectors pass through the Worker over HTTP", async () => {
+  const vectors = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/api.json"), "utf8"));
+  const steps = await runApiVectors(vectors, async (projectId) => client(projectId), `worker-${Date.now()}`);
+  assert.ok(steps > 30, `only ${steps} steps`);
+});
+
+test("a search through a warm Worker is exactly one database request", async () => {
+  const api = client(`count-${Date.now()}`);
+  await api.remember({ type: "gotcha", content: "workerd needs compatibility_date set" });
+  const before = (await server.stats()).pipelineRequests;
+  const found = await api.search({ text: "compatibility_date workerd" });
+  assert.equal(found.hits.length, 1);
+  assert.equal((await server.stats()).pipelineRequests - before, 1);
+});
+
+test("malformed JSON, wrong tokens and unknown routes get typed errors", async () => {
+  const api = client(`bad-${Date.now()}`);
+  const raw = async (route, body, headers = {}) => {
+    const response = await fetch(`${base}${route}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, ...headers }, body });
+    return { status: response.status, body: await response.json() };
+  };
+  let r = await raw("/v1/remember", "{not json");
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, "invalid_input");
+  r = await raw("/v1/remember", JSON.stringify({ type: "rumour", content: "x" }));
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.violations[0].field, "type");
+  r = await raw("/v1/nothing", "{}");
+  assert.equal(r.status, 404);
+  const wrong = await fetch(`${base}/v1/search`, { method: "POST", headers: { authorization: "Bearer not-the-token" }, body: JSON.stringify({ text: "x" }) });
+  assert.equal(wrong.status, 401);
+  assert.equal((await wrong.json()).error.code, "unauthorized");
+  const none = await fetch(`${base}/v1/search`, { method: "POST", body: JSON.stringify({ text: "x" }) });
+  assert.equal(none.status, 401);
+  // Nothing from the rejected writes reached the database.
+  assert.equal((await api.search({ text: "rumour" })).hits.length, 0);
+});
