@@ -44,7 +44,7 @@ impl SqliteDatabase {
 
     fn run(&self, statement: &Statement) -> Result<Rows, SqlError> {
         let mut stmt = self.conn.prepare(&statement.sql).map_err(sql_error)?;
-        let columns: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
+        let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
         for (i, value) in statement.params.iter().enumerate() {
             stmt.raw_bind_parameter(i + 1, Bind(value))
                 .map_err(sql_error)?;

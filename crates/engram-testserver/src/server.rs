@@ -183,10 +183,31 @@ pub async fn serve(
         .route("/v3", get(version_check))
         .route("/{version}/pipeline", post(pipeline))
         .route("/engram-test/stats", get(stats))
-        .with_state(state);
+        .with_state(state)
+        .layer(axum::middleware::from_fn(cors));
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+/// Lets browser pages on any origin call the server, as libSQL servers do.
+async fn cors(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let preflight = request.method() == axum::http::Method::OPTIONS;
+    let mut response = if preflight {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        next.run(request).await
+    };
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("access-control-allow-origin", "*"),
+        ("access-control-allow-methods", "GET, POST, OPTIONS"),
+        ("access-control-allow-headers", "authorization, content-type"),
+        ("access-control-max-age", "600"),
+    ] {
+        headers.insert(name, axum::http::HeaderValue::from_static(value));
+    }
+    response
 }
 
 async fn version_check(State(state): State<Arc<AppState>>) -> StatusCode {

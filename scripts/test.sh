@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine (scripts/setup.sh) and runs every test in every host:
+# native (embedded file, rusqlite, the libSQL test server over HTTP), the in-wasm engine in
+# Node, the npm package in Node and in headless Chromium, the Worker in workerd, and the
+# component under wasmtime.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/engram/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+start=$(date +%s)
+passed=0
+failed=0
+failures=()
+
+step() { printf '\n==> %s (%ss)\n' "$*" "$(( $(date +%s) - start ))"; }
+suite() {
+  local name=$1
+  shift
+  step "$name"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+  fi
+}
+
+bash scripts/setup.sh
+
+step "format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --exclude engram-component --all-targets --quiet -- -D warnings
+cargo clippy --target wasm32-unknown-unknown -p engram-wasm -p engram-sqlite --quiet -- -D warnings
+cargo clippy --target wasm32-wasip2 -p engram-component --quiet -- -D warnings
+
+step "build: native, npm package, component"
+cargo build --workspace --exclude engram-component --exclude engram-wasm --quiet
+bash scripts/build-pkg.sh
+cargo build --target wasm32-wasip2 -p engram-component --profile wasm-release --quiet
+
+suite "Rust tests: core, embedded file, rusqlite, test server over HTTP" \
+  cargo nextest run --workspace --exclude engram-component --exclude engram-wasm --no-fail-fast
+suite "Rust doc tests" cargo test --doc --workspace --exclude engram-component --exclude engram-wasm --quiet
+suite "storage suite + API vectors on the in-wasm engine (wasm-bindgen-test in Node)" \
+  env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test --target wasm32-unknown-unknown -p engram-sqlite --quiet
+suite "npm package in Node" bash -c "cd pkg && node --test tests/"
+suite "Worker in workerd" bash -c "cd workers && node --test test/"
+suite "npm package in headless Chromium" bash -c "cd tests/browser && node --test ."
+suite "component under wasmtime" python3 -m pytest -q tests/component
+
+step "done"
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+echo "engram test suites: ${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]
