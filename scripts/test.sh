@@ -25,6 +25,24 @@ suite() {
   fi
 }
 
+# The storage suite in wasm over fetch, against a test server started here.
+wasm_over_http() {
+  local out pid url rc
+  out=$(mktemp)
+  "$CARGO_TARGET_DIR/debug/engram-testserver" --auth-token wasm-http-token >"$out" &
+  pid=$!
+  for _ in $(seq 100); do grep -q '^ENGRAM_TESTSERVER_URL=' "$out" && break; sleep 0.1; done
+  url=$(sed -n 's/^ENGRAM_TESTSERVER_URL=//p' "$out")
+  ENGRAM_TEST_SERVER_URL=$url ENGRAM_TEST_SERVER_TOKEN=wasm-http-token \
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+    cargo test --target wasm32-unknown-unknown -p engram-wasm --quiet
+  rc=$?
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null || true
+  rm -f "$out"
+  return $rc
+}
+
 bash scripts/setup.sh
 
 step "format and lints"
@@ -44,6 +62,7 @@ suite "Rust doc tests" cargo test --doc --workspace --exclude engram-component -
 suite "storage suite + API vectors on the in-wasm engine (wasm-bindgen-test in Node)" \
   env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --target wasm32-unknown-unknown -p engram-sqlite --quiet
+suite "storage suite over fetch from wasm (wasm-bindgen-test in Node)" wasm_over_http
 suite "npm package in Node" bash -c "cd pkg && node --test tests/"
 suite "Worker in workerd" bash -c "cd workers && node --test test/"
 suite "npm package in headless Chromium" bash -c "cd tests/browser && node --test ."

@@ -43,7 +43,11 @@ async fn api_vectors_pass_in_wasm() {
     let db = SqliteDatabase::open_in_memory().unwrap();
     let entropy = FakeCountingEntropy::default();
     let steps = run_api_vectors(API_VECTORS, "wasm", |project_id| {
-        Engram::open(&db, EngramConfig { project_id }, Host::new(JsClock, entropy.clone()))
+        Engram::open(
+            &db,
+            EngramConfig { project_id },
+            Host::new(JsClock, entropy.clone()),
+        )
     })
     .await
     .unwrap();

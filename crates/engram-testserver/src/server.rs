@@ -202,7 +202,10 @@ async fn cors(request: axum::extract::Request, next: axum::middleware::Next) -> 
     for (name, value) in [
         ("access-control-allow-origin", "*"),
         ("access-control-allow-methods", "GET, POST, OPTIONS"),
-        ("access-control-allow-headers", "authorization, content-type"),
+        (
+            "access-control-allow-headers",
+            "authorization, content-type",
+        ),
         ("access-control-max-age", "600"),
     ] {
         headers.insert(name, axum::http::HeaderValue::from_static(value));

@@ -11,7 +11,7 @@
 mod database;
 mod errors;
 mod host;
-mod transport;
+pub mod transport;
 mod types;
 mod typescript;
 
