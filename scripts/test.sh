@@ -35,7 +35,7 @@ wasm_over_http() {
   url=$(sed -n 's/^ENGRAM_TESTSERVER_URL=//p' "$out")
   ENGRAM_TEST_SERVER_URL=$url ENGRAM_TEST_SERVER_TOKEN=wasm-http-token \
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-    cargo test --target wasm32-unknown-unknown -p engram-wasm --quiet
+    cargo test --target wasm32-unknown-unknown -p engram-wasm
   rc=$?
   kill "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null || true
@@ -61,7 +61,7 @@ suite "Rust tests: core, embedded file, rusqlite, test server over HTTP" \
 suite "Rust doc tests" cargo test --doc --workspace --exclude engram-component --exclude engram-wasm --quiet
 suite "storage suite + API vectors on the in-wasm engine (wasm-bindgen-test in Node)" \
   env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-  cargo test --target wasm32-unknown-unknown -p engram-sqlite --quiet
+  cargo test --target wasm32-unknown-unknown -p engram-sqlite
 suite "storage suite over fetch from wasm (wasm-bindgen-test in Node)" wasm_over_http
 suite "npm package in Node" bash -c "cd pkg && node --test tests/"
 suite "Worker in workerd" bash -c "cd workers && node --test test/"
