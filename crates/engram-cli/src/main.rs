@@ -4,11 +4,14 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use engram::{
-    Database, Engram, EngramConfig, EngramError, Host, MemoryType, NewMemory, SearchQuery,
+    Database, Engram, EngramConfig, EngramError, Host, MemoryType, NewMemory, SearchMode,
+    SearchQuery,
 };
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
 
+mod eval;
+mod model;
 mod output;
 
 /// Long-term memory for AI coding agents.
@@ -26,7 +29,7 @@ struct Cli {
 
 /// Where memories live.
 #[derive(Args)]
-struct Target {
+pub(crate) struct Target {
     /// Local database file (the default store).
     #[arg(
         long,
@@ -44,6 +47,13 @@ struct Target {
     /// Project whose memories to use.
     #[arg(long, global = true, env = "ENGRAM_PROJECT", default_value = "default")]
     project: String,
+    /// Folder holding the embedding model (scripts/fetch-model.sh puts it in
+    /// ~/.cache/engram/models); without it engram runs keyword-only.
+    #[arg(long, global = true, env = "ENGRAM_MODEL_DIR")]
+    model_dir: Option<std::path::PathBuf>,
+    /// Do not load the embedding model (keyword search only).
+    #[arg(long, global = true)]
+    no_embed: bool,
 }
 
 #[derive(Subcommand)]
@@ -60,7 +70,19 @@ enum Command {
         /// Only these types (repeatable).
         #[arg(long = "type", short = 't', value_parser = parse_type)]
         types: Vec<MemoryType>,
+        /// Candidate paths: hybrid (default), keyword or dense.
+        #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
+        mode: SearchMode,
     },
+    /// Embed memories that have no vector of the current model (after a model switch, or
+    /// when embedding failed at write time). Resumable: progress lives in the database.
+    EmbedPending {
+        /// Memories per batch.
+        #[arg(long, default_value_t = 64)]
+        batch: u32,
+    },
+    /// Score retrieval on the evaluation data (../shared/eval).
+    Eval(eval::EvalArgs),
     /// Show one memory.
     Get {
         /// The memory id.
@@ -96,6 +118,17 @@ struct RememberArgs {
     from_json: Option<String>,
 }
 
+fn parse_mode(text: &str) -> Result<SearchMode, String> {
+    match text {
+        "hybrid" => Ok(SearchMode::Hybrid),
+        "keyword" => Ok(SearchMode::Keyword),
+        "dense" => Ok(SearchMode::Dense),
+        _ => Err(format!(
+            "unknown mode {text:?}; one of: hybrid, keyword, dense"
+        )),
+    }
+}
+
 fn parse_type(text: &str) -> Result<MemoryType, String> {
     MemoryType::parse(text).ok_or_else(|| {
         let names: Vec<&str> = MemoryType::ALL.iter().map(|t| t.as_str()).collect();
@@ -129,13 +162,18 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Demo = cli.command {
         return demo(cli.json).await;
     }
+    if let Command::Eval(args) = &cli.command {
+        return eval::run(args, &cli.target, cli.json).await;
+    }
     let config = EngramConfig {
         project_id: cli.target.project.clone(),
     };
     match &cli.target.url {
         Some(url) => {
             let db = HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
-            execute(Engram::open(db, config, Host::native()).await?, cli).await
+            let engram =
+                model::attach(Engram::open(db, config, Host::native()).await?, &cli.target)?;
+            execute(engram, cli).await
         }
         None => {
             if let Some(parent) = std::path::Path::new(&cli.target.db).parent() {
@@ -179,11 +217,13 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
             query,
             limit,
             types,
+            mode,
         } => {
             let query = SearchQuery {
                 text: query,
                 limit,
                 types,
+                mode,
             };
             let response = engram.search(&query).await?;
             output::search(&response, json);
@@ -198,13 +238,30 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
             }
             output::forgotten(&id, json);
         }
-        Command::Demo => unreachable!("handled before opening a database"),
+        Command::EmbedPending { batch } => loop {
+            let progress = engram.embed_pending(batch).await?;
+            output::progress(&progress, json);
+            if progress.embedded == 0 || progress.remaining == 0 {
+                break;
+            }
+        },
+        Command::Demo | Command::Eval(_) => {
+            return Err(CliError::Usage("handled before opening a database".into()))
+        }
     }
     Ok(())
 }
 
 /// The README's main job: a local database, a few memories, a search.
 async fn demo(json: bool) -> Result<(), CliError> {
+    let target = Target {
+        db: String::new(),
+        url: None,
+        auth_token: None,
+        project: "default".into(),
+        model_dir: None,
+        no_embed: false,
+    };
     let dir = std::env::temp_dir().join(format!("engram-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::Usage(format!("cannot create {}: {e}", dir.display())))?;
@@ -213,7 +270,18 @@ async fn demo(json: bool) -> Result<(), CliError> {
     let db = LocalDatabase::open(&path_text)
         .await
         .map_err(EngramError::from)?;
-    let engram = Engram::open(db, EngramConfig::default(), Host::native()).await?;
+    let engram = model::attach(
+        Engram::open(db, EngramConfig::default(), Host::native()).await?,
+        &target,
+    )?;
+    if !json {
+        match engram.embedding_model() {
+            Some(model) => println!("embedding model: {model} (hybrid search)"),
+            None => {
+                println!("no embedding model found (run scripts/fetch-model.sh): keyword search")
+            }
+        }
+    }
     let memories = [
         (MemoryType::Gotcha, "Run `cargo sqlx prepare` after changing any query, or CI fails offline", &["sqlx", "ci"][..], &["src/db/queries.rs"][..]),
         (MemoryType::Decision, "Auth tokens are stored hashed with argon2id; never log the raw token", &["auth", "security"], &["src/auth/tokens.rs"]),
@@ -261,7 +329,7 @@ fn read_input(path: &str) -> Result<String, CliError> {
 
 /// Why the CLI failed.
 #[derive(Debug)]
-enum CliError {
+pub(crate) enum CliError {
     Engram(EngramError),
     NotFound(String),
     Usage(String),

@@ -84,3 +84,14 @@ pub fn error(error: &CliError, json: bool) {
         eprintln!("error: {message}");
     }
 }
+
+pub fn progress(progress: &engram::EmbedProgress, json: bool) {
+    if json {
+        println!("{}", serde_json::to_string(progress).unwrap_or_default());
+    } else {
+        println!(
+            "embedded {}; {} remaining",
+            progress.embedded, progress.remaining
+        );
+    }
+}

@@ -13,6 +13,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "engram")]
+mod adapter;
 mod dequantize;
 mod pooling;
 
@@ -21,7 +23,12 @@ use std::io::Cursor;
 use tokenizers::Tokenizer;
 use tract_onnx::prelude::*;
 
+#[cfg(feature = "engram")]
+pub use adapter::EngramEmbedder;
 pub use pooling::{l2_normalize, windows};
+
+/// The id engram stores with vectors of the shipped model.
+pub const MINILM_INT8_ID: &str = "all-minilm-l6-v2-int8";
 
 /// Most tokens the model attends to at once, including `[CLS]` and `[SEP]`.
 pub const MAX_TOKENS: usize = 256;

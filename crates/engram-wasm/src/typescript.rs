@@ -73,10 +73,19 @@ export interface Memory extends Required<Omit<NewMemory, "phase" | "sessionId" |
   embeddingModelId?: string;
 }
 
-export interface Remembered { id: string; redacted: string[]; secretScanSkipped: boolean; }
-export interface SearchQuery { text: string; limit?: number; types?: MemoryType[]; }
-export interface SearchHit { memory: Memory; score: number; bm25Rank: number; }
-export interface SearchResponse { hits: SearchHit[]; tokens: string[]; }
+export interface Remembered {
+  id: string; redacted: string[]; secretScanSkipped: boolean;
+  /** The model that embedded it; absent without an embedder or when embedding failed. */
+  embeddingModel?: string; embeddingError?: string;
+}
+export type SearchMode = "hybrid" | "keyword" | "dense";
+export interface SearchQuery { text: string; limit?: number; types?: MemoryType[]; mode?: SearchMode; }
+/** `score` is the reciprocal-rank-fusion score; the other fields explain it per path. */
+export interface SearchHit {
+  memory: Memory; score: number;
+  bm25Rank?: number; bm25?: number; denseRank?: number; distance?: number;
+}
+export interface SearchResponse { hits: SearchHit[]; tokens: string[]; warnings?: string[]; }
 
 export type CreateMemoryOptions =
   | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch }

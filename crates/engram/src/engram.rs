@@ -1,14 +1,21 @@
 //! The engram API.
 
-use engram_core::query;
 use engram_core::secrets::SecretScanner;
 use engram_core::time::rfc3339_from_millis;
+use engram_core::{context, query, vector, ValidationError};
 use engram_core::{Memory, NewMemory};
 use engram_store::{migrate, Database, Statement, StoreError, Value};
 use serde::Serialize;
 
+use crate::embed::{embed_checked, Embed};
+use crate::fusion::{Fusion, Path};
 use crate::row::memory_from_row;
-use crate::search::{SearchHit, SearchQuery, SearchResponse};
+use crate::search::{SearchMode, SearchQuery, SearchResponse};
+
+/// Keyword candidates fetched per search (SPEC §6: BM25 top 20).
+const BM25_CANDIDATES: u32 = 20;
+/// Dense candidates fetched per search (SPEC §6: dense top 30).
+const DENSE_CANDIDATES: u32 = 30;
 use crate::{sql, EngramError, Host};
 
 /// Settings for one engram instance.
@@ -36,6 +43,23 @@ pub struct Remembered {
     pub redacted: Vec<String>,
     /// True when the secret scanner could not run (the memory is flagged for audit).
     pub secret_scan_skipped: bool,
+    /// The model that embedded it; `None` when there is no embedder or embedding failed
+    /// (the memory is then keyword-searchable and queued for [`Engram::embed_pending`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding_model: Option<String>,
+    /// Why embedding failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding_error: Option<String>,
+}
+
+/// Progress of [`Engram::embed_pending`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedProgress {
+    /// Memories embedded by this call.
+    pub embedded: u64,
+    /// Memories still without a vector of the current model.
+    pub remaining: u64,
 }
 
 /// Long-term memory for one project on one database.
@@ -44,6 +68,7 @@ pub struct Engram<D> {
     config: EngramConfig,
     host: Host,
     scanner: Option<SecretScanner>,
+    embedder: Option<Box<dyn Embed>>,
 }
 
 impl<D: Database> Engram<D> {
@@ -63,7 +88,21 @@ impl<D: Database> Engram<D> {
             // A scanner that cannot be built must not block writes (SPEC §12): memories are
             // then stored flagged `secret_scan_skipped`.
             scanner: SecretScanner::new().ok(),
+            embedder: None,
         })
+    }
+
+    /// Gives this instance an embedder: new memories get vectors, searches use the dense
+    /// path. Memories stored before (or while the embedder fails) are embedded by
+    /// [`Engram::embed_pending`].
+    pub fn with_embedder(mut self, embedder: Box<dyn Embed>) -> Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// The embedder's model id, if there is one.
+    pub fn embedding_model(&self) -> Option<&str> {
+        self.embedder.as_deref().map(|e| e.model_id())
     }
 
     /// The database this instance stores into.
@@ -106,7 +145,17 @@ impl<D: Database> Engram<D> {
         memory.flags.secret_scan_skipped |= secret_scan_skipped;
         let id = self.new_id();
         let now = rfc3339_from_millis(self.host.clock.now_millis());
-        let statements = [
+        let (embedded, embedding_error) = match &self.embedder {
+            Some(embedder) => {
+                let text = [context::memory_text(&memory)];
+                match embed_checked(embedder.as_ref(), &text).await {
+                    Ok(mut vectors) => (vectors.pop(), None),
+                    Err(e) => (None, Some(e)),
+                }
+            }
+            None => (None, None),
+        };
+        let mut statements = vec![
             Statement::with_params(
                 sql::INSERT_MEMORY,
                 insert_params(&id, &self.config.project_id, &now, &memory),
@@ -121,11 +170,20 @@ impl<D: Database> Engram<D> {
                 ],
             ),
         ];
+        let embedding_model = match (embedded, &self.embedder) {
+            (Some(v), Some(embedder)) => {
+                statements.extend(self.embedding_statements(&id, &v, embedder.as_ref(), &now));
+                Some(embedder.model_id().to_owned())
+            }
+            _ => None,
+        };
         self.db.transaction(&statements).await?;
         Ok(Remembered {
             id,
             redacted,
             secret_scan_skipped,
+            embedding_model,
+            embedding_error,
         })
     }
 
@@ -176,47 +234,180 @@ impl<D: Database> Engram<D> {
         Ok(results.first().is_some_and(|r| r.affected_row_count == 1))
     }
 
-    /// Keyword (BM25) search over live memories, in one database round trip.
+    /// Searches live memories: BM25 and (with an embedder) dense candidates, fetched in one
+    /// database round trip and fused by reciprocal rank (k = 60).
     pub async fn search(&self, query: &SearchQuery) -> Result<SearchResponse, EngramError> {
         query.validate()?;
         let tokens = query::tokenize(&query.text);
-        let Some(expression) = query::match_expression(&query.text) else {
-            return Ok(SearchResponse {
-                hits: Vec::new(),
-                tokens,
-            });
-        };
+        let mut warnings = Vec::new();
         let types = if query.types.is_empty() {
             Value::Null
         } else {
             let names: Vec<&str> = query.types.iter().map(|t| t.as_str()).collect();
             Value::from(serde_json::to_string(&names).unwrap_or_default())
         };
-        let statement = Statement::with_params(
-            sql::bm25_search(),
-            vec![
-                Value::from(expression),
-                Value::from(self.config.project_id.as_str()),
-                Value::from(i64::from(query.limit)),
-                types,
-            ],
-        );
-        let rows = self.single(statement).await?;
-        let hits = rows
+        let mut statements = Vec::new();
+        let mut paths = Vec::new();
+        if query.mode != SearchMode::Dense {
+            if let Some(expression) = query::match_expression(&query.text) {
+                statements.push(Statement::with_params(
+                    sql::bm25_search(),
+                    vec![
+                        Value::from(expression),
+                        Value::from(self.config.project_id.as_str()),
+                        Value::from(i64::from(query.limit.max(BM25_CANDIDATES))),
+                        types.clone(),
+                    ],
+                ));
+                paths.push(Path::Keyword);
+            }
+        }
+        if query.mode != SearchMode::Keyword {
+            match &self.embedder {
+                Some(embedder) => {
+                    match embed_checked(embedder.as_ref(), std::slice::from_ref(&query.text)).await
+                    {
+                        Ok(mut vectors) => {
+                            let vector = vectors.pop().unwrap_or_default();
+                            statements.push(Statement::with_params(
+                                sql::dense_search(),
+                                vec![
+                                    Value::Blob(vector::to_blob(&vector)),
+                                    Value::from(embedder.model_id()),
+                                    Value::Integer(embedder.dims() as i64),
+                                    Value::from(self.config.project_id.as_str()),
+                                    Value::from(i64::from(query.limit.max(DENSE_CANDIDATES))),
+                                    types.clone(),
+                                ],
+                            ));
+                            paths.push(Path::Dense);
+                        }
+                        Err(e) => warnings.push(format!("dense path skipped: {e}")),
+                    }
+                }
+                None if query.mode == SearchMode::Dense => {
+                    warnings.push("dense path skipped: no embedder configured".into())
+                }
+                None => {}
+            }
+        }
+        if statements.is_empty() {
+            return Ok(SearchResponse {
+                hits: Vec::new(),
+                tokens,
+                warnings,
+            });
+        }
+        let results = self.db.pipeline(&statements).await?;
+        let mut fused = Fusion::default();
+        for (path, result) in paths.iter().zip(results) {
+            let rows = result.map_err(StoreError::Sql)?;
+            for (rank, row) in rows.rows.iter().enumerate() {
+                let memory = memory_from_row(row)?;
+                let metric = row.get(34).map_or(Ok(0.0), |v| v.as_f64("score"))?;
+                fused.add(*path, rank as u32 + 1, metric, memory);
+            }
+        }
+        let mut hits = fused.into_hits();
+        hits.truncate(query.limit as usize);
+        Ok(SearchResponse {
+            hits,
+            tokens,
+            warnings,
+        })
+    }
+
+    /// Embeds up to `batch` live memories that have no vector of the current model (new
+    /// ones whose embedding failed, or all of them after a model switch) and reports what
+    /// is left. Progress lives in the database, so the job resumes after a restart; until
+    /// it finishes, searches use the vectors of the current model and keywords for the rest.
+    pub async fn embed_pending(&self, batch: u32) -> Result<EmbedProgress, EngramError> {
+        let Some(embedder) = self.embedder.as_deref() else {
+            return Err(ValidationError::field("embedder", "no embedder configured").into());
+        };
+        let project = Value::from(self.config.project_id.as_str());
+        let model = Value::from(embedder.model_id());
+        let pending = self
+            .single(Statement::with_params(
+                sql::pending_embeddings(),
+                vec![
+                    project.clone(),
+                    model.clone(),
+                    Value::Integer(i64::from(batch.max(1))),
+                ],
+            ))
+            .await?;
+        let memories: Vec<Memory> = pending
             .rows
             .iter()
-            .enumerate()
-            .map(|(i, row)| {
-                let memory = memory_from_row(row)?;
-                let bm25 = row.get(34).map_or(Ok(0.0), |v| v.as_f64("bm25"))?;
-                Ok(SearchHit {
-                    memory,
-                    score: -bm25,
-                    bm25_rank: i as u32 + 1,
+            .map(|row| memory_from_row(row))
+            .collect::<Result<_, _>>()?;
+        let mut embedded = 0;
+        if !memories.is_empty() {
+            let texts: Vec<String> = memories
+                .iter()
+                .map(|m| {
+                    context::memory_text_of(
+                        &m.content,
+                        m.memory_type,
+                        &m.related_files,
+                        &m.related_modules,
+                        m.chunk.as_ref().and_then(|c| c.context_prefix.as_deref()),
+                    )
                 })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        Ok(SearchResponse { hits, tokens })
+                .collect();
+            let vectors = embed_checked(embedder, &texts)
+                .await
+                .map_err(|e| StoreError::Engine(format!("embedding failed: {e}")))?;
+            let now = rfc3339_from_millis(self.host.clock.now_millis());
+            let statements: Vec<Statement> = memories
+                .iter()
+                .zip(&vectors)
+                .flat_map(|(m, v)| self.embedding_statements(&m.id, v, embedder, &now))
+                .collect();
+            self.db.transaction(&statements).await?;
+            embedded = memories.len() as u64;
+        }
+        let remaining = self
+            .single(Statement::with_params(
+                sql::COUNT_PENDING,
+                vec![project, model],
+            ))
+            .await?;
+        let remaining = remaining
+            .rows
+            .first()
+            .and_then(|r| r.first())
+            .map_or(Ok(0), |v| v.as_i64("pending count"))?;
+        Ok(EmbedProgress {
+            embedded,
+            remaining: remaining.max(0) as u64,
+        })
+    }
+
+    fn embedding_statements(
+        &self,
+        id: &str,
+        vector: &[f32],
+        embedder: &dyn Embed,
+        now: &str,
+    ) -> [Statement; 2] {
+        [
+            Statement::with_params(
+                sql::UPSERT_EMBEDDING,
+                vec![
+                    Value::from(id),
+                    Value::Blob(vector::to_blob(vector)),
+                    Value::from(embedder.model_id()),
+                    Value::Integer(embedder.dims() as i64),
+                    Value::from(now),
+                ],
+            ),
+            Statement::with_params(
+                sql::SET_EMBEDDING_MODEL,
+                vec![Value::from(id), Value::from(embedder.model_id())],
+            ),
+        ]
     }
 
     async fn single(&self, statement: Statement) -> Result<engram_store::Rows, EngramError> {

@@ -20,19 +20,23 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod embed;
 mod engram;
 mod error;
+mod fusion;
 mod host;
 mod row;
 mod search;
 mod sql;
 
-pub use crate::engram::{Engram, EngramConfig, Remembered};
+pub use crate::embed::{Embed, EmbedFuture};
+pub use crate::engram::{EmbedProgress, Engram, EngramConfig, Remembered};
 pub use crate::error::EngramError;
+pub use crate::fusion::RRF_K;
 pub use crate::host::{Clock, Entropy, Host};
 #[cfg(feature = "native-host")]
 pub use crate::host::{OsEntropy, SystemClock};
-pub use crate::search::{SearchHit, SearchQuery, SearchResponse};
+pub use crate::search::{SearchHit, SearchMode, SearchQuery, SearchResponse};
 pub use engram_core::{
     Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
     Visibility,

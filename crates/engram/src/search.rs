@@ -20,6 +20,23 @@ pub struct SearchQuery {
     /// Only these types; all when empty.
     #[serde(default)]
     pub types: Vec<MemoryType>,
+    /// Which candidate paths to use (default hybrid).
+    #[serde(default)]
+    pub mode: SearchMode,
+}
+
+/// Which retrieval paths a search uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// Keyword and dense candidates fused by reciprocal rank (dense only when an embedder
+    /// is configured).
+    #[default]
+    Hybrid,
+    /// BM25 only.
+    Keyword,
+    /// Vectors only (falls back to nothing, with a warning, without an embedder).
+    Dense,
 }
 
 fn default_limit() -> u32 {
@@ -33,6 +50,7 @@ impl SearchQuery {
             text: text.into(),
             limit: default_limit(),
             types: Vec::new(),
+            mode: SearchMode::default(),
         }
     }
 
@@ -80,10 +98,20 @@ impl SearchQuery {
 pub struct SearchHit {
     /// The memory.
     pub memory: Memory,
-    /// Relevance, higher is better (the negated FTS5 BM25 score for now).
+    /// Relevance, higher is better: the reciprocal-rank-fusion score over the paths used.
     pub score: f64,
-    /// 1-based rank in the keyword path.
-    pub bm25_rank: u32,
+    /// 1-based rank in the keyword (BM25) path, if it found this memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25_rank: Option<u32>,
+    /// The FTS5 BM25 score (negated: higher is better), if the keyword path found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f64>,
+    /// 1-based rank in the dense (vector) path, if it found this memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense_rank: Option<u32>,
+    /// Cosine distance to the query (0 = same direction), if the dense path found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<f64>,
 }
 
 /// The answer to a search.
@@ -94,4 +122,7 @@ pub struct SearchResponse {
     pub hits: Vec<SearchHit>,
     /// The sanitized tokens the query was reduced to.
     pub tokens: Vec<String>,
+    /// Paths that could not run and why (e.g. the embedder failed: keyword results only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }

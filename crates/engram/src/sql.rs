@@ -49,3 +49,38 @@ AND (?4 IS NULL OR m.type IN (SELECT value FROM json_each(?4))) \
 ORDER BY bm25 LIMIT ?3"
     )
 }
+
+/// Stores a memory's vector (`?1` id, `?2` F32 blob, `?3` model, `?4` dims, `?5` now),
+/// replacing one of an older model.
+pub const UPSERT_EMBEDDING: &str = "INSERT OR REPLACE INTO memory_embeddings \
+(memory_id, embedding, model_id, dims, created_at) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/// Records which model embedded a memory (`?1` id, `?2` model).
+pub const SET_EMBEDDING_MODEL: &str = "UPDATE memories SET embedding_model_id = ?2 WHERE id = ?1";
+
+/// Brute-force cosine search over vectors of one model: `?1` query F32 blob, `?2` model,
+/// `?3` dims, `?4` project, `?5` limit, `?6` JSON array of types or NULL.
+pub fn dense_search() -> String {
+    format!(
+        "SELECT {MEMORY_COLUMNS}, vector_distance_cos(e.embedding, ?1) AS distance \
+FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
+WHERE e.model_id = ?2 AND e.dims = ?3 AND m.project_id = ?4 AND m.deprecated = 0 \
+AND (?6 IS NULL OR m.type IN (SELECT value FROM json_each(?6))) \
+ORDER BY distance LIMIT ?5"
+    )
+}
+
+/// Live memories of a project without a vector of the current model (`?1` project,
+/// `?2` model, `?3` limit), oldest first so a re-embed job makes steady progress.
+pub fn pending_embeddings() -> String {
+    format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.project_id = ?1 AND m.deprecated = 0 \
+AND NOT EXISTS (SELECT 1 FROM memory_embeddings e WHERE e.memory_id = m.id AND e.model_id = ?2) \
+ORDER BY m.created_at, m.id LIMIT ?3"
+    )
+}
+
+/// How many live memories still lack a vector of the current model (`?1` project, `?2` model).
+pub const COUNT_PENDING: &str = "SELECT count(*) FROM memories m WHERE m.project_id = ?1 \
+AND m.deprecated = 0 AND NOT EXISTS (SELECT 1 FROM memory_embeddings e \
+WHERE e.memory_id = m.id AND e.model_id = ?2)";

@@ -1,0 +1,65 @@
+//! Contextual text for embeddings (seeds 000 §8): a memory or code chunk is embedded with a
+//! short prefix naming its files, module, kind and lines, so that vectors of similar text in
+//! different places stay apart and queries naming a file or symbol land near it.
+
+use crate::memory::{MemoryType, NewMemory};
+
+/// The text embedded for a memory: `Files: … | Module: … | Type: …`, a blank line, then
+/// the content. A chunk's own context prefix, when it has one, replaces the file list.
+///
+/// ```
+/// use engram_core::{context::memory_text, MemoryType, NewMemory};
+/// let mut m = NewMemory::new(MemoryType::Gotcha, "Run migrations first");
+/// m.related_files = vec!["db/migrate.rs".into()];
+/// assert_eq!(memory_text(&m), "Files: db/migrate.rs | Type: gotcha\n\nRun migrations first");
+/// ```
+pub fn memory_text(memory: &NewMemory) -> String {
+    memory_text_of(
+        &memory.content,
+        memory.memory_type,
+        &memory.related_files,
+        &memory.related_modules,
+        memory
+            .chunk
+            .as_ref()
+            .and_then(|c| c.context_prefix.as_deref()),
+    )
+}
+
+/// [`memory_text`] from a memory's parts (for stored memories being re-embedded).
+pub fn memory_text_of(
+    content: &str,
+    memory_type: MemoryType,
+    files: &[String],
+    modules: &[String],
+    chunk_prefix: Option<&str>,
+) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    match chunk_prefix {
+        Some(prefix) => parts.push(prefix.to_owned()),
+        None if !files.is_empty() => parts.push(format!("Files: {}", files.join(", "))),
+        None => {}
+    }
+    if let Some(module) = modules.first() {
+        parts.push(format!("Module: {module}"));
+    }
+    parts.push(format!("Type: {memory_type}"));
+    format!("{}\n\n{}", parts.join(" | "), content)
+}
+
+/// The context prefix of a code chunk: `File: path | kind: name | Lines: a-b`.
+///
+/// ```
+/// assert_eq!(
+///     engram_core::context::chunk_prefix("src/lib.rs", "function", Some("parse"), 3, 9),
+///     "File: src/lib.rs | function: parse | Lines: 3-9"
+/// );
+/// ```
+pub fn chunk_prefix(path: &str, kind: &str, name: Option<&str>, start: u32, end: u32) -> String {
+    let mut parts = vec![format!("File: {path}")];
+    if kind != "module" {
+        parts.push(format!("{kind}: {}", name.unwrap_or("unknown")));
+    }
+    parts.push(format!("Lines: {start}-{end}"));
+    parts.join(" | ")
+}

@@ -1,0 +1,36 @@
+//! This model as engram's [`engram::Embed`] capability.
+
+use engram::{Embed, EmbedFuture};
+
+use crate::Embedder;
+
+/// The in-sandbox model, for `Engram::with_embedder`.
+pub struct EngramEmbedder {
+    embedder: Embedder,
+}
+
+impl EngramEmbedder {
+    /// Wraps a loaded model.
+    pub fn new(embedder: Embedder) -> Self {
+        EngramEmbedder { embedder }
+    }
+}
+
+impl Embed for EngramEmbedder {
+    fn model_id(&self) -> &str {
+        &self.embedder.info().model_id
+    }
+
+    fn dims(&self) -> usize {
+        self.embedder.info().dims
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        Box::pin(async move {
+            texts
+                .iter()
+                .map(|t| self.embedder.embed(t).map_err(|e| e.to_string()))
+                .collect()
+        })
+    }
+}

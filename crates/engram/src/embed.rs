@@ -1,0 +1,50 @@
+//! The embedding capability a host may give engram.
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// The future an [`Embed`] implementation returns: vectors in input order, or why not.
+pub type EmbedFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<Vec<f32>>, String>> + 'a>>;
+
+/// Turns texts into vectors: the in-sandbox model, or a remote provider over host HTTP.
+///
+/// engram checks every answer (one vector per text, exactly [`Embed::dims`] finite floats)
+/// and treats anything else as a failure: the memory is stored keyword-searchable and
+/// embedded later by [`crate::Engram::embed_pending`]; it is never dropped.
+pub trait Embed {
+    /// Identifies the model; stored with every vector. Vectors of different models are
+    /// never compared.
+    fn model_id(&self) -> &str;
+    /// Length of every vector.
+    fn dims(&self) -> usize;
+    /// Embeds `texts`.
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a>;
+}
+
+/// Embeds and checks the answer's shape.
+pub(crate) async fn embed_checked(
+    embedder: &dyn Embed,
+    texts: &[String],
+) -> Result<Vec<Vec<f32>>, String> {
+    let vectors = embedder.embed(texts).await?;
+    if vectors.len() != texts.len() {
+        return Err(format!(
+            "embedder returned {} vectors for {} texts",
+            vectors.len(),
+            texts.len()
+        ));
+    }
+    for v in &vectors {
+        if v.len() != embedder.dims() {
+            return Err(format!(
+                "embedder returned {} dimensions, expected {}",
+                v.len(),
+                embedder.dims()
+            ));
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err("embedder returned a non-finite value".into());
+        }
+    }
+    Ok(vectors)
+}
