@@ -35,7 +35,7 @@ wasm_over_http() {
   url=$(sed -n 's/^ENGRAM_TESTSERVER_URL=//p' "$out")
   ENGRAM_TEST_SERVER_URL=$url ENGRAM_TEST_SERVER_TOKEN=wasm-http-token \
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-    cargo test --target wasm32-unknown-unknown -p engram-wasm
+    cargo test --target wasm32-unknown-unknown -p engram-wasm --no-default-features
   rc=$?
   kill "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null || true

@@ -16,6 +16,13 @@ impl EngramEmbedder {
     }
 }
 
+impl EngramEmbedder {
+    /// Embeds one text.
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, String> {
+        self.embedder.embed(text).map_err(|e| e.to_string())
+    }
+}
+
 impl Embed for EngramEmbedder {
     fn model_id(&self) -> &str {
         &self.embedder.info().model_id

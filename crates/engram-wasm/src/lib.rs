@@ -11,6 +11,8 @@
 mod database;
 mod errors;
 mod host;
+#[cfg(feature = "embedder")]
+mod model;
 pub mod transport;
 mod types;
 mod typescript;
@@ -37,12 +39,33 @@ pub struct EngramHandle {
 pub fn create_memory(
     #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
 ) -> Promise {
+    open(options, None)
+}
+
+/// Like `createMemory`, with an embedding model: memories get vectors and searches are
+/// hybrid (keyword + dense, fused by reciprocal rank).
+#[cfg(feature = "embedder")]
+#[wasm_bindgen(js_name = createMemoryWithModel, unchecked_return_type = "Promise<Engram>")]
+pub fn create_memory_with_model(
+    #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
+    model: &model::EmbeddingModel,
+) -> Promise {
+    open(
+        options,
+        Some(Box::new(model::SharedEmbedder(model.inner.clone()))),
+    )
+}
+
+fn open(options: JsValue, embedder: Option<Box<dyn engram::Embed>>) -> Promise {
     future_to_promise(async move {
         let db = AnyDatabase::from_options(&options)?;
         let project_id = string_option(&options, "projectId")?.unwrap_or_else(|| "default".into());
-        let engram = Engram::open(db, EngramConfig { project_id }, host::js_host())
+        let mut engram = Engram::open(db, EngramConfig { project_id }, host::js_host())
             .await
             .map_err(|e| to_js_error(&e))?;
+        if let Some(embedder) = embedder {
+            engram = engram.with_embedder(embedder);
+        }
         Ok(EngramHandle {
             inner: Rc::new(engram),
         }
@@ -84,6 +107,17 @@ impl EngramHandle {
             };
             let response = inner.search(&query).await.map_err(|e| to_js_error(&e))?;
             types::to_js(&response)
+        })
+    }
+
+    /// Embeds up to `batch` memories that lack a vector of the current model; resolves to
+    /// `{ embedded, remaining }`.
+    #[wasm_bindgen(js_name = embedPending, unchecked_return_type = "Promise<{ embedded: number; remaining: number }>")]
+    pub fn embed_pending(&self, batch: u32) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let progress = inner.embed_pending(batch).await.map_err(|e| to_js_error(&e))?;
+            types::to_js(&progress)
         })
     }
 

@@ -1,0 +1,65 @@
+// The embedding model inside the npm package's wasm: exact to the fp32 reference vectors,
+// and wired into hybrid search on the in-wasm engine.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { loadEngram } from "./load.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const modelDir = path.join(process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models"), "all-minilm-l6-v2-int8");
+let engram, model, loadMs;
+
+before(async () => {
+  engram = await loadEngram();
+  const [onnx, tokenizer] = await Promise.all([readFile(path.join(modelDir, "model.onnx")), readFile(path.join(modelDir, "tokenizer.json"))]);
+  const started = performance.now();
+  model = engram.loadEmbeddingModel(onnx, tokenizer);
+  loadMs = performance.now() - started;
+});
+
+function cosine(a, b) {
+  let dot = 0, na = 0, nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+test("the int8 model in wasm matches the fp32 reference (cosine >= 0.99)", async () => {
+  const reference = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/embeddings.json"), "utf8"));
+  assert.equal(model.dims, 384);
+  assert.equal(model.modelId, "all-minilm-l6-v2-int8");
+  let worst = 1;
+  const started = performance.now();
+  for (const record of reference.texts) {
+    const vector = model.embed(record.text);
+    assert.equal(vector.length, 384);
+    const c = cosine(vector, record.embedding);
+    worst = Math.min(worst, c);
+    assert.ok(c >= 0.99, `cosine ${c} for ${JSON.stringify(record.text.slice(0, 40))}`);
+  }
+  const perText = (performance.now() - started) / reference.texts.length;
+  console.log(`wasm model: load ${loadMs.toFixed(0)} ms, ${perText.toFixed(1)} ms/text over the reference set, worst cosine ${worst.toFixed(6)}`);
+});
+
+test("hybrid search with the model on the in-wasm engine", async () => {
+  const memory = await engram.createMemoryWithModel({ local: true }, model);
+  const locked = await memory.remember({ type: "error_pattern", content: "SQLite reports 'database is locked' when two test processes share one database file" });
+  assert.equal(locked.embeddingModel, "all-minilm-l6-v2-int8");
+  await memory.remember({ type: "preference", content: "Use CSS grid instead of flexbox for the dashboard layout" });
+  const keyword = await memory.search({ text: "parallel unit runs collide on the same storage", mode: "keyword" });
+  assert.equal(keyword.hits.length, 0);
+  const dense = await memory.search({ text: "parallel unit runs collide on the same storage", mode: "dense" });
+  assert.equal(dense.hits[0].memory.id, locked.id);
+  assert.equal(dense.hits[0].denseRank, 1);
+});
+
+test("garbage model bytes are a typed error", () => {
+  assert.throws(() => engram.loadEmbeddingModel(new Uint8Array([1, 2, 3]), new Uint8Array([123, 125])), (e) => e.code === "invalid_input");
+});
