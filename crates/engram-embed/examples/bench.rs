@@ -9,8 +9,12 @@ fn main() {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("usage: bench MODEL_DIR"));
     let read = |n: &str| std::fs::read(dir.join(n)).expect("model file");
     let started = Instant::now();
-    let embedder = Embedder::load(&read("model.onnx"), &read("tokenizer.json"), "bench").expect("model loads");
-    println!("{{\"runtime\":\"tract-native\",\"loadMs\":{:.1}}}", started.elapsed().as_secs_f64() * 1000.0);
+    let embedder =
+        Embedder::load(&read("model.onnx"), &read("tokenizer.json"), "bench").expect("model loads");
+    println!(
+        "{{\"runtime\":\"tract-native\",\"loadMs\":{:.1}}}",
+        started.elapsed().as_secs_f64() * 1000.0
+    );
     for tokens in [16usize, 64, 256] {
         // "hello" is one word piece; with [CLS] and [SEP] the model sees exactly `tokens`.
         let text = vec!["hello"; tokens - 2].join(" ");
@@ -26,6 +30,9 @@ fn main() {
             })
             .collect();
         times.sort_by(f64::total_cmp);
-        println!("{{\"runtime\":\"tract-native\",\"tokens\":{tokens},\"medianMs\":{:.2}}}", times[10]);
+        println!(
+            "{{\"runtime\":\"tract-native\",\"tokens\":{tokens},\"medianMs\":{:.2}}}",
+            times[10]
+        );
     }
 }

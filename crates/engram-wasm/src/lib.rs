@@ -116,7 +116,10 @@ impl EngramHandle {
     pub fn embed_pending(&self, batch: u32) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let progress = inner.embed_pending(batch).await.map_err(|e| to_js_error(&e))?;
+            let progress = inner
+                .embed_pending(batch)
+                .await
+                .map_err(|e| to_js_error(&e))?;
             types::to_js(&progress)
         })
     }

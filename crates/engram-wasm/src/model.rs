@@ -25,8 +25,13 @@ pub fn load_embedding_model(
     model_id: Option<String>,
 ) -> Result<EmbeddingModel, JsValue> {
     let id = model_id.unwrap_or_else(|| MINILM_INT8_ID.to_owned());
-    let embedder = Embedder::load(&onnx.to_vec(), &tokenizer_json.to_vec(), &id)
-        .map_err(|e| js_error("invalid_input", &e.to_string(), Some(("model", "cannot be loaded"))))?;
+    let embedder = Embedder::load(&onnx.to_vec(), &tokenizer_json.to_vec(), &id).map_err(|e| {
+        js_error(
+            "invalid_input",
+            &e.to_string(),
+            Some(("model", "cannot be loaded")),
+        )
+    })?;
     Ok(EmbeddingModel {
         inner: Rc::new(EngramEmbedder::new(embedder)),
     })
