@@ -136,19 +136,24 @@ impl Checker {
     }
 }
 
+/// Parses untrusted JSON into `T`, naming the field (as a path like `tags[1]`) that failed.
+pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, ValidationError> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(&mut de).map_err(|err| {
+        let path = err.path().to_string();
+        let field = if path == "." {
+            "(root)".to_owned()
+        } else {
+            path
+        };
+        ValidationError::field(field, err.into_inner().to_string())
+    })
+}
+
 impl NewMemory {
     /// Parses a memory from untrusted JSON, naming the field that failed to parse.
     pub fn from_json(json: &str) -> Result<NewMemory, ValidationError> {
-        let mut de = serde_json::Deserializer::from_str(json);
-        serde_path_to_error::deserialize(&mut de).map_err(|err| {
-            let path = err.path().to_string();
-            let field = if path == "." {
-                "(root)".to_owned()
-            } else {
-                path
-            };
-            ValidationError::field(field, err.into_inner().to_string())
-        })
+        from_json(json)
     }
 
     /// Checks every field against engram's limits; reports every violation at once.

@@ -56,16 +56,7 @@ impl SearchQuery {
 
     /// Parses a query from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<Self, ValidationError> {
-        let mut de = serde_json::Deserializer::from_str(json);
-        serde_path_to_error::deserialize(&mut de).map_err(|err| {
-            let path = err.path().to_string();
-            let field = if path == "." {
-                "(root)".to_owned()
-            } else {
-                path
-            };
-            ValidationError::field(field, err.into_inner().to_string())
-        })
+        engram_core::validate::from_json(json)
     }
 
     /// Checks the query against engram's limits.
