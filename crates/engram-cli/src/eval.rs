@@ -51,7 +51,7 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
         .map(|d| d.join("cosqa"))
         .filter(|d| d.is_dir())
     else {
-        println!("skipping eval: no CoSQA data (looked for ../shared/eval/cosqa; pass --data)");
+        say!("skipping eval: no CoSQA data (looked for ../shared/eval/cosqa; pass --data)");
         return Ok(());
     };
     let read_json = |name: &str| -> Result<Value, CliError> {
@@ -183,22 +183,28 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
         }));
     }
     if json {
-        println!(
+        say!(
             "{}",
             json!({ "dataset": "cosqa-dev", "model": model, "indexSeconds": index_seconds, "results": report })
         );
     } else {
-        println!(
+        say!(
             "CoSQA dev: {} queries over {} functions (MRR over the top 50)",
             queries.len(),
             id_of.len()
         );
-        println!(
+        say!(
             "{:<8} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9}",
-            "mode", "MRR", "hit@1", "hit@5", "hit@10", "p50 ms", "p95 ms"
+            "mode",
+            "MRR",
+            "hit@1",
+            "hit@5",
+            "hit@10",
+            "p50 ms",
+            "p95 ms"
         );
         for r in &report {
-            println!(
+            say!(
                 "{:<8} {:>7.4} {:>7.3} {:>7.3} {:>7.3} {:>9.2} {:>9.2}",
                 r["mode"].as_str().unwrap_or(""),
                 r["mrr"].as_f64().unwrap_or(0.0),

@@ -10,6 +10,19 @@ use engram::{
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
 
+/// `println!` that ends the process quietly when stdout is closed (e.g. `engram … | head`)
+/// instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
 mod eval;
 mod model;
 mod output;
@@ -160,7 +173,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Demo = cli.command {
-        return demo(cli.json).await;
+        return demo(&cli.target, cli.json).await;
     }
     if let Command::Eval(args) = &cli.command {
         return eval::run(args, &cli.target, cli.json).await;
@@ -253,15 +266,7 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
 }
 
 /// The README's main job: a local database, a few memories, a search.
-async fn demo(json: bool) -> Result<(), CliError> {
-    let target = Target {
-        db: String::new(),
-        url: None,
-        auth_token: None,
-        project: "default".into(),
-        model_dir: None,
-        no_embed: false,
-    };
+async fn demo(target: &Target, json: bool) -> Result<(), CliError> {
     let dir = std::env::temp_dir().join(format!("engram-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::Usage(format!("cannot create {}: {e}", dir.display())))?;
@@ -270,15 +275,19 @@ async fn demo(json: bool) -> Result<(), CliError> {
     let db = LocalDatabase::open(&path_text)
         .await
         .map_err(EngramError::from)?;
+    if !json {
+        say!("engram demo: database {}", path.display());
+    }
     let engram = model::attach(
         Engram::open(db, EngramConfig::default(), Host::native()).await?,
-        &target,
+        target,
     )?;
     if !json {
         match engram.embedding_model() {
-            Some(model) => println!("embedding model: {model} (hybrid search)"),
+            Some(model) => say!("embedding model: {model} (hybrid search)"),
+            None if target.no_embed => say!("embedding disabled (--no-embed): keyword search"),
             None => {
-                println!("no embedding model found (run scripts/fetch-model.sh): keyword search")
+                say!("no embedding model found (run scripts/fetch-model.sh): keyword search")
             }
         }
     }
@@ -289,16 +298,13 @@ async fn demo(json: bool) -> Result<(), CliError> {
         (MemoryType::DeadEnd, "Mocking the HTTP client with a global hook raced in parallel tests; inject a transport instead", &["testing", "http"], &["src/http/client.rs"]),
         (MemoryType::WorkflowRecipe, "Adding an API route: handler in src/api, register in router.rs, then add an integration test", &["api"], &["src/api/router.rs"]),
     ];
-    if !json {
-        println!("engram demo: database {}", path.display());
-    }
     for (memory_type, content, tags, files) in memories {
         let mut memory = NewMemory::new(memory_type, content);
         memory.tags = tags.iter().map(|t| t.to_string()).collect();
         memory.related_files = files.iter().map(|f| f.to_string()).collect();
         let stored = engram.remember(memory).await?;
         if !json {
-            println!("  remembered {} {}", &stored.id[..8], content);
+            say!("  remembered {} {}", &stored.id[..8], content);
         }
     }
     for query in [
@@ -307,7 +313,7 @@ async fn demo(json: bool) -> Result<(), CliError> {
     ] {
         let response = engram.search(&SearchQuery::new(query)).await?;
         if !json {
-            println!("\nsearch: {query}");
+            say!("\nsearch: {query}");
         }
         output::search(&response, json);
     }

@@ -7,28 +7,28 @@ use crate::CliError;
 
 pub fn remembered(stored: &Remembered, json: bool) {
     if json {
-        println!("{}", serde_json::to_string(stored).unwrap_or_default());
+        say!("{}", serde_json::to_string(stored).unwrap_or_default());
         return;
     }
-    println!("remembered {}", stored.id);
+    say!("remembered {}", stored.id);
     if !stored.redacted.is_empty() {
-        println!("  redacted secrets: {}", stored.redacted.join(", "));
+        say!("  redacted secrets: {}", stored.redacted.join(", "));
     }
     if stored.secret_scan_skipped {
-        println!("  warning: the secret scanner was unavailable; memory flagged for audit");
+        say!("  warning: the secret scanner was unavailable; memory flagged for audit");
     }
 }
 
 pub fn search(response: &SearchResponse, json: bool) {
     if json {
-        println!("{}", serde_json::to_string(response).unwrap_or_default());
+        say!("{}", serde_json::to_string(response).unwrap_or_default());
         return;
     }
     if response.hits.is_empty() {
-        println!("  no memories matched");
+        say!("  no memories matched");
     }
     for (i, hit) in response.hits.iter().enumerate() {
-        println!(
+        say!(
             "  {}. [{}] {} (score {:.3}, id {})",
             i + 1,
             hit.memory.memory_type,
@@ -37,35 +37,37 @@ pub fn search(response: &SearchResponse, json: bool) {
             &hit.memory.id
         );
         if !hit.memory.related_files.is_empty() {
-            println!("     files: {}", hit.memory.related_files.join(", "));
+            say!("     files: {}", hit.memory.related_files.join(", "));
         }
     }
 }
 
 pub fn memory(memory: &Memory, json: bool) {
     if json {
-        println!("{}", serde_json::to_string(memory).unwrap_or_default());
+        say!("{}", serde_json::to_string(memory).unwrap_or_default());
         return;
     }
-    println!(
+    say!(
         "{} [{}] confidence {:.2}",
-        memory.id, memory.memory_type, memory.confidence
+        memory.id,
+        memory.memory_type,
+        memory.confidence
     );
-    println!("{}", memory.content);
+    say!("{}", memory.content);
     if !memory.tags.is_empty() {
-        println!("tags: {}", memory.tags.join(", "));
+        say!("tags: {}", memory.tags.join(", "));
     }
     if !memory.related_files.is_empty() {
-        println!("files: {}", memory.related_files.join(", "));
+        say!("files: {}", memory.related_files.join(", "));
     }
-    println!("created {} by {}", memory.created_at, memory.source);
+    say!("created {} by {}", memory.created_at, memory.source);
 }
 
 pub fn forgotten(id: &str, json: bool) {
     if json {
-        println!("{}", json!({ "forgotten": id }));
+        say!("{}", json!({ "forgotten": id }));
     } else {
-        println!("forgot {id}");
+        say!("forgot {id}");
     }
 }
 
@@ -87,11 +89,12 @@ pub fn error(error: &CliError, json: bool) {
 
 pub fn progress(progress: &engram::EmbedProgress, json: bool) {
     if json {
-        println!("{}", serde_json::to_string(progress).unwrap_or_default());
+        say!("{}", serde_json::to_string(progress).unwrap_or_default());
     } else {
-        println!(
+        say!(
             "embedded {}; {} remaining",
-            progress.embedded, progress.remaining
+            progress.embedded,
+            progress.remaining
         );
     }
 }
