@@ -50,10 +50,7 @@ pub fn create_memory_with_model(
     #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
     model: &model::EmbeddingModel,
 ) -> Promise {
-    open(
-        options,
-        Some(Box::new(model::SharedEmbedder(model.inner.clone()))),
-    )
+    open(options, Some(Box::new(model.inner.clone())))
 }
 
 fn open(options: JsValue, embedder: Option<Box<dyn engram::Embed>>) -> Promise {

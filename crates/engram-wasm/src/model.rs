@@ -60,18 +60,3 @@ impl EmbeddingModel {
         Ok(Float32Array::from(vector.as_slice()))
     }
 }
-
-/// Shares one loaded model between engram handles.
-pub(crate) struct SharedEmbedder(pub Rc<EngramEmbedder>);
-
-impl Embed for SharedEmbedder {
-    fn model_id(&self) -> &str {
-        self.0.model_id()
-    }
-    fn dims(&self) -> usize {
-        self.0.dims()
-    }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> engram::EmbedFuture<'a> {
-        self.0.embed(texts)
-    }
-}

@@ -48,3 +48,16 @@ pub(crate) async fn embed_checked(
     }
     Ok(vectors)
 }
+
+/// One loaded model shared by several engram instances (e.g. per-tenant handles).
+impl<E: Embed + ?Sized> Embed for std::rc::Rc<E> {
+    fn model_id(&self) -> &str {
+        (**self).model_id()
+    }
+    fn dims(&self) -> usize {
+        (**self).dims()
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        (**self).embed(texts)
+    }
+}
