@@ -67,6 +67,27 @@ pub(crate) struct Target {
     /// Do not load the embedding model (keyword search only).
     #[arg(long, global = true)]
     no_embed: bool,
+    /// Embed through a remote provider instead of the bundled model: `openai` (any
+    /// OpenAI-compatible `/embeddings` endpoint) or `ollama`.
+    #[arg(long, global = true, env = "ENGRAM_EMBED_PROVIDER", requires_all = ["embed_url", "embed_model", "embed_dims"])]
+    embed_provider: Option<String>,
+    /// The provider's base URL (`https://api.openai.com/v1`, `http://127.0.0.1:11434`).
+    #[arg(long, global = true, env = "ENGRAM_EMBED_URL")]
+    embed_url: Option<String>,
+    /// The provider's model name.
+    #[arg(long, global = true, env = "ENGRAM_EMBED_MODEL")]
+    embed_model: Option<String>,
+    /// The vector length the model returns; every answer is checked against it.
+    #[arg(long, global = true, env = "ENGRAM_EMBED_DIMS")]
+    embed_dims: Option<usize>,
+    /// API key for the provider (never printed).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_EMBED_API_KEY",
+        hide_env_values = true
+    )]
+    embed_api_key: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -94,6 +115,8 @@ enum Command {
         #[arg(long, default_value_t = 64)]
         batch: u32,
     },
+    /// Show the embedder: model, circuit breaker state and memories waiting for a vector.
+    Status,
     /// Score retrieval on the evaluation data (../shared/eval).
     Eval(eval::EvalArgs),
     /// Show one memory.
@@ -199,7 +222,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let db = LocalDatabase::open(&cli.target.db)
                 .await
                 .map_err(EngramError::from)?;
-            execute(Engram::open(db, config, Host::native()).await?, cli).await
+            let engram =
+                model::attach(Engram::open(db, config, Host::native()).await?, &cli.target)?;
+            execute(engram, cli).await
         }
     }
 }
@@ -258,6 +283,10 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
                 break;
             }
         },
+        Command::Status => {
+            let status = engram.embedding_status().await?;
+            output::status(status.as_ref(), json);
+        }
         Command::Demo | Command::Eval(_) => {
             return Err(CliError::Usage("handled before opening a database".into()))
         }

@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use engram::{Database, Engram};
 use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
+use engram_embed_remote::{Protocol, RemoteConfig, RemoteEmbedder};
+use engram_hrana::ReqwestTransport;
 
 use crate::{CliError, Target};
 
@@ -45,8 +47,44 @@ pub fn load(target: &Target) -> Result<Option<Embedder>, CliError> {
     Ok(Some(embedder))
 }
 
-/// Gives `engram` the model when it is available.
+/// The remote provider configured by `--embed-provider`, if any.
+pub fn remote(target: &Target) -> Result<Option<RemoteConfig>, CliError> {
+    let Some(name) = target.embed_provider.as_deref() else {
+        return Ok(None);
+    };
+    let protocol = Protocol::parse(name).ok_or_else(|| {
+        CliError::Usage(format!(
+            "unknown --embed-provider {name:?} (use openai or ollama)"
+        ))
+    })?;
+    let missing = |flag: &str| CliError::Usage(format!("--embed-provider needs {flag}"));
+    let url = target
+        .embed_url
+        .as_deref()
+        .ok_or_else(|| missing("--embed-url"))?;
+    let model = target
+        .embed_model
+        .as_deref()
+        .ok_or_else(|| missing("--embed-model"))?;
+    let dims = target.embed_dims.ok_or_else(|| missing("--embed-dims"))?;
+    if dims == 0 {
+        return Err(CliError::Usage("--embed-dims must be positive".into()));
+    }
+    let mut config = RemoteConfig::new(protocol, url, model, dims);
+    config.api_key = target.embed_api_key.clone();
+    Ok(Some(config))
+}
+
+/// Gives `engram` its embedder: the remote provider when configured, else the bundled
+/// model when it is available.
 pub fn attach<D: Database>(engram: Engram<D>, target: &Target) -> Result<Engram<D>, CliError> {
+    if target.no_embed {
+        return Ok(engram);
+    }
+    if let Some(config) = remote(target)? {
+        let embedder = RemoteEmbedder::new(ReqwestTransport::new(), config);
+        return Ok(engram.with_embedder(Box::new(embedder)));
+    }
     Ok(match load(target)? {
         Some(embedder) => engram.with_embedder(Box::new(EngramEmbedder::new(embedder))),
         None => engram,

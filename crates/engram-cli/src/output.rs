@@ -17,12 +17,18 @@ pub fn remembered(stored: &Remembered, json: bool) {
     if stored.secret_scan_skipped {
         say!("  warning: the secret scanner was unavailable; memory flagged for audit");
     }
+    if let Some(error) = &stored.embedding_error {
+        eprintln!("warning: stored keyword-searchable only: {error}");
+    }
 }
 
 pub fn search(response: &SearchResponse, json: bool) {
     if json {
         say!("{}", serde_json::to_string(response).unwrap_or_default());
         return;
+    }
+    for warning in &response.warnings {
+        eprintln!("warning: {warning}");
     }
     if response.hits.is_empty() {
         say!("  no memories matched");
@@ -97,4 +103,43 @@ pub fn progress(progress: &engram::EmbedProgress, json: bool) {
             progress.remaining
         );
     }
+}
+
+/// Prints the embedder's state.
+pub fn status(status: Option<&engram::EmbeddingStatus>, json: bool) {
+    if json {
+        say!("{}", serde_json::to_string(&status).unwrap_or_default());
+        return;
+    }
+    let Some(status) = status else {
+        say!("no embedder: keyword search only");
+        return;
+    };
+    let circuit = match status.circuit {
+        engram::Circuit::Closed {
+            consecutive_failures: 0,
+        } => "healthy".to_owned(),
+        engram::Circuit::Closed {
+            consecutive_failures,
+        } => format!("{consecutive_failures} recent failure(s)"),
+        engram::Circuit::Open { retry_at } => format!(
+            "circuit open (keyword-only) until {}",
+            engram_core::time::rfc3339_from_millis(retry_at)
+        ),
+        engram::Circuit::HalfOpen => "circuit half-open: the next call is a trial".to_owned(),
+    };
+    say!(
+        "embedder {} ({} dims): {circuit}",
+        status.model,
+        status.dims
+    );
+    say!(
+        "{} memories waiting for a vector{}",
+        status.pending,
+        if status.pending > 0 {
+            " (run `engram embed-pending`)"
+        } else {
+            ""
+        }
+    );
 }

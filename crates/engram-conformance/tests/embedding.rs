@@ -157,7 +157,7 @@ async fn a_failed_or_malformed_embedding_keeps_the_memory_and_embed_pending_reco
     assert_eq!(stored.embedding_model, None);
     assert_eq!(
         stored.embedding_error.as_deref(),
-        Some("provider unavailable")
+        Some("provider unavailable; queued for embedding")
     );
     // Still keyword-searchable, and the dense failure is reported, not fatal.
     let found = engram.search(&SearchQuery::new("caches")).await.unwrap();

@@ -13,13 +13,10 @@
 
 mod client;
 pub mod proto;
-#[cfg(feature = "reqwest")]
-mod reqwest_transport;
 mod stream;
-mod transport;
 
 pub use client::HranaClient;
 #[cfg(feature = "reqwest")]
-pub use reqwest_transport::ReqwestTransport;
+pub use engram_http::ReqwestTransport;
+pub use engram_http::{HttpResponse, HttpTransport};
 pub use stream::HranaStream;
-pub use transport::{HttpResponse, HttpTransport};

@@ -7,7 +7,9 @@ use engram_core::{Memory, NewMemory};
 use engram_store::{migrate, Database, Statement, StoreError, Value};
 use serde::Serialize;
 
-use crate::embed::{embed_checked, Embed};
+use crate::breaker::Circuit;
+use crate::embed::Embed;
+use crate::embedding::{EmbedFailure, Embedding};
 use crate::fusion::{Fusion, Path};
 use crate::row::memory_from_row;
 use crate::search::{SearchMode, SearchQuery, SearchResponse};
@@ -62,13 +64,27 @@ pub struct EmbedProgress {
     pub remaining: u64,
 }
 
+/// The embedder's state, for hosts to show (`engram status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbeddingStatus {
+    /// The current model's id.
+    pub model: String,
+    /// Its vector length.
+    pub dims: usize,
+    /// The circuit breaker's state.
+    pub circuit: Circuit,
+    /// Live memories without a vector of this model (keyword-only until embedded).
+    pub pending: u64,
+}
+
 /// Long-term memory for one project on one database.
 pub struct Engram<D> {
     db: D,
     config: EngramConfig,
     host: Host,
     scanner: Option<SecretScanner>,
-    embedder: Option<Box<dyn Embed>>,
+    embedding: Option<Embedding>,
 }
 
 impl<D: Database> Engram<D> {
@@ -88,21 +104,39 @@ impl<D: Database> Engram<D> {
             // A scanner that cannot be built must not block writes (SPEC §12): memories are
             // then stored flagged `secret_scan_skipped`.
             scanner: SecretScanner::new().ok(),
-            embedder: None,
+            embedding: None,
         })
     }
 
     /// Gives this instance an embedder: new memories get vectors, searches use the dense
     /// path. Memories stored before (or while the embedder fails) are embedded by
     /// [`Engram::embed_pending`].
+    ///
+    /// Calls go through a circuit breaker: after 3 consecutive failures the embedder is
+    /// left alone for 30 s (memories are stored keyword-searchable and queued, searches are
+    /// keyword-only), then one trial call decides. Recent vectors are cached in memory by
+    /// sha256(text:model:dims) for 7 days.
     pub fn with_embedder(mut self, embedder: Box<dyn Embed>) -> Self {
-        self.embedder = Some(embedder);
+        self.embedding = Some(Embedding::new(embedder));
         self
     }
 
     /// The embedder's model id, if there is one.
     pub fn embedding_model(&self) -> Option<&str> {
-        self.embedder.as_deref().map(|e| e.model_id())
+        self.embedding.as_ref().map(|e| e.model_id())
+    }
+
+    /// The embedder's model, circuit state and backlog; `None` without an embedder.
+    pub async fn embedding_status(&self) -> Result<Option<EmbeddingStatus>, EngramError> {
+        let Some(embedding) = &self.embedding else {
+            return Ok(None);
+        };
+        Ok(Some(EmbeddingStatus {
+            model: embedding.model_id().to_owned(),
+            dims: embedding.dims(),
+            circuit: embedding.circuit(self.host.clock.now_millis()),
+            pending: self.pending_count(embedding.model_id()).await?,
+        }))
     }
 
     /// The database this instance stores into.
@@ -145,12 +179,12 @@ impl<D: Database> Engram<D> {
         memory.flags.secret_scan_skipped |= secret_scan_skipped;
         let id = self.new_id();
         let now = rfc3339_from_millis(self.host.clock.now_millis());
-        let (embedded, embedding_error) = match &self.embedder {
-            Some(embedder) => {
+        let (embedded, embedding_error) = match &self.embedding {
+            Some(embedding) => {
                 let text = [context::memory_text(&memory)];
-                match embed_checked(embedder.as_ref(), &text).await {
+                match embedding.embed(&text, self.host.clock.as_ref()).await {
                     Ok(mut vectors) => (vectors.pop(), None),
-                    Err(e) => (None, Some(e)),
+                    Err(e) => (None, Some(format!("{e}; queued for embedding"))),
                 }
             }
             None => (None, None),
@@ -170,10 +204,10 @@ impl<D: Database> Engram<D> {
                 ],
             ),
         ];
-        let embedding_model = match (embedded, &self.embedder) {
-            (Some(v), Some(embedder)) => {
-                statements.extend(self.embedding_statements(&id, &v, embedder.as_ref(), &now));
-                Some(embedder.model_id().to_owned())
+        let embedding_model = match (embedded, &self.embedding) {
+            (Some(v), Some(embedding)) => {
+                statements.extend(self.embedding_statements(&id, &v, embedding, &now));
+                Some(embedding.model_id().to_owned())
             }
             _ => None,
         };
@@ -263,9 +297,11 @@ impl<D: Database> Engram<D> {
             }
         }
         if query.mode != SearchMode::Keyword {
-            match &self.embedder {
+            match &self.embedding {
                 Some(embedder) => {
-                    match embed_checked(embedder.as_ref(), std::slice::from_ref(&query.text)).await
+                    match embedder
+                        .embed(std::slice::from_ref(&query.text), self.host.clock.as_ref())
+                        .await
                     {
                         Ok(mut vectors) => {
                             let vector = vectors.pop().unwrap_or_default();
@@ -322,7 +358,7 @@ impl<D: Database> Engram<D> {
     /// is left. Progress lives in the database, so the job resumes after a restart; until
     /// it finishes, searches use the vectors of the current model and keywords for the rest.
     pub async fn embed_pending(&self, batch: u32) -> Result<EmbedProgress, EngramError> {
-        let Some(embedder) = self.embedder.as_deref() else {
+        let Some(embedder) = self.embedding.as_ref() else {
             return Err(ValidationError::field("embedder", "no embedder configured").into());
         };
         let project = Value::from(self.config.project_id.as_str());
@@ -330,11 +366,7 @@ impl<D: Database> Engram<D> {
         let pending = self
             .single(Statement::with_params(
                 sql::pending_embeddings(),
-                vec![
-                    project.clone(),
-                    model.clone(),
-                    Value::Integer(i64::from(batch.max(1))),
-                ],
+                vec![project, model, Value::Integer(i64::from(batch.max(1)))],
             ))
             .await?;
         let memories: Vec<Memory> = pending
@@ -356,9 +388,19 @@ impl<D: Database> Engram<D> {
                     )
                 })
                 .collect();
-            let vectors = embed_checked(embedder, &texts)
+            let vectors = embedder
+                .embed(&texts, self.host.clock.as_ref())
                 .await
-                .map_err(|e| StoreError::Engine(format!("embedding failed: {e}")))?;
+                .map_err(|failure| match failure {
+                    EmbedFailure::CircuitOpen { retry_at } => EngramError::EmbedderUnavailable {
+                        reason: failure.to_string(),
+                        retry_at: Some(retry_at),
+                    },
+                    EmbedFailure::Failed(reason) => EngramError::EmbedderUnavailable {
+                        reason,
+                        retry_at: None,
+                    },
+                })?;
             let now = rfc3339_from_millis(self.host.clock.now_millis());
             let statements: Vec<Statement> = memories
                 .iter()
@@ -368,28 +410,36 @@ impl<D: Database> Engram<D> {
             self.db.transaction(&statements).await?;
             embedded = memories.len() as u64;
         }
-        let remaining = self
+        Ok(EmbedProgress {
+            embedded,
+            remaining: self.pending_count(embedder.model_id()).await?,
+        })
+    }
+
+    /// Live memories of this project without a vector of `model`.
+    async fn pending_count(&self, model: &str) -> Result<u64, EngramError> {
+        let rows = self
             .single(Statement::with_params(
                 sql::COUNT_PENDING,
-                vec![project, model],
+                vec![
+                    Value::from(self.config.project_id.as_str()),
+                    Value::from(model),
+                ],
             ))
             .await?;
-        let remaining = remaining
+        let count = rows
             .rows
             .first()
             .and_then(|r| r.first())
             .map_or(Ok(0), |v| v.as_i64("pending count"))?;
-        Ok(EmbedProgress {
-            embedded,
-            remaining: remaining.max(0) as u64,
-        })
+        Ok(count.max(0) as u64)
     }
 
     fn embedding_statements(
         &self,
         id: &str,
         vector: &[f32],
-        embedder: &dyn Embed,
+        embedder: &Embedding,
         now: &str,
     ) -> [Statement; 2] {
         [

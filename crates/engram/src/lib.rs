@@ -20,7 +20,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod breaker;
+mod cache;
 mod embed;
+mod embedding;
 mod engram;
 mod error;
 mod fusion;
@@ -29,8 +32,10 @@ mod row;
 mod search;
 mod sql;
 
+pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
+pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
 pub use crate::embed::{Embed, EmbedFuture};
-pub use crate::engram::{EmbedProgress, Engram, EngramConfig, Remembered};
+pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::EngramError;
 pub use crate::fusion::RRF_K;
 pub use crate::host::{Clock, Entropy, Host};
