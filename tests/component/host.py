@@ -29,11 +29,15 @@ def _unwrap(value):
 class ComponentHost:
     """Loads the component once; each `open` makes an engram resource in one store."""
 
-    def __init__(self, wasm_path: Path):
+    def __init__(self, wasm_path: Path, preopen: Path | None = None):
         self.engine = Engine()
         self.component = Component.from_file(self.engine, str(wasm_path))
         self.store = Store(self.engine)
-        self.store.set_wasi(WasiConfig())
+        wasi = WasiConfig()
+        if preopen is not None:
+            # Read-only view of the model folder, mounted at /model inside the component.
+            wasi.preopen_dir(str(preopen), "/model", fs_mutable=False)
+        self.store.set_wasi(wasi)
         self.store.set_wasi_http()
         linker = Linker(self.engine)
         linker.add_wasip2()
@@ -43,20 +47,51 @@ class ComponentHost:
         if api is None:
             raise RuntimeError("component does not export engram:memory/api@0.1.0")
         self.funcs = {}
-        for name in ["[static]engram.open", "[method]engram.remember", "[method]engram.search",
-                     "[method]engram.get", "[method]engram.forget"]:
+        for name in ["[static]engram.open", "[static]engram.open-with-model",
+                     "[method]engram.remember", "[method]engram.search",
+                     "[method]engram.get", "[method]engram.forget", "[method]engram.embed-pending",
+                     "[static]model.load", "[static]model.load-dir", "[method]model.id", "[method]model.dims",
+                     "[method]model.embed"]:
             index = self.instance.get_export_index(self.store, name, api)
             self.funcs[name] = self.instance.get_func(self.store, index)
 
     def call(self, name, *args):
         return _unwrap(self.funcs[name](self.store, *args))
 
-    def open(self, url, auth_token=None, project_id=None):
+    def open(self, url, auth_token=None, project_id=None, model=None):
         options = Record()
         setattr(options, "url", url)
         setattr(options, "auth-token", auth_token)
         setattr(options, "project-id", project_id)
-        return ComponentEngram(self, self.call("[static]engram.open", options))
+        if model is None:
+            return ComponentEngram(self, self.call("[static]engram.open", options))
+        handle = self.call("[static]engram.open-with-model", options, model.handle)
+        return ComponentEngram(self, handle)
+
+    def load_model_dir(self, path: str):
+        return ComponentModel(self, self.call("[static]model.load-dir", path))
+
+    def load_model(self, onnx: bytes, tokenizer: bytes):
+        return ComponentModel(self, self.call("[static]model.load", onnx, tokenizer))
+
+
+class ComponentModel:
+    """The in-sandbox embedding model inside the component."""
+
+    def __init__(self, host, handle):
+        self.host = host
+        self.handle = handle
+
+    @property
+    def model_id(self):
+        return self.host.call("[method]model.id", self.handle)
+
+    @property
+    def dims(self):
+        return self.host.call("[method]model.dims", self.handle)
+
+    def embed(self, texts):
+        return self.host.call("[method]model.embed", self.handle, list(texts))
 
 
 class ComponentEngram:
@@ -81,3 +116,6 @@ class ComponentEngram:
 
     def forget(self, memory_id):
         return self.host.call("[method]engram.forget", self.handle, memory_id)
+
+    def embed_pending(self, batch):
+        return json.loads(self.host.call("[method]engram.embed-pending", self.handle, batch))

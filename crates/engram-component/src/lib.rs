@@ -11,7 +11,10 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
+use std::rc::Rc;
+
 use ::engram::{Engram, EngramConfig, EngramError, Host, SearchQuery};
+use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
 use engram_hrana::HranaClient;
 
 wit_bindgen::generate!({
@@ -21,7 +24,7 @@ wit_bindgen::generate!({
 
 use crate::engram::memory::types::Violation;
 use exports::engram::memory::api::{Error, Options};
-use exports::engram::memory::api::{Guest, GuestEngram};
+use exports::engram::memory::api::{Guest, GuestEngram, GuestModel, ModelBorrow};
 
 struct Component;
 
@@ -30,20 +33,98 @@ pub struct EngramResource {
     inner: Engram<HranaClient<http::WasiHttpTransport>>,
 }
 
+/// One loaded embedding model, shareable by several engrams.
+pub struct ModelResource {
+    inner: Rc<EngramEmbedder>,
+}
+
 impl Guest for Component {
     type Engram = EngramResource;
+    type Model = ModelResource;
+}
+
+impl GuestModel for ModelResource {
+    fn load(
+        onnx: Vec<u8>,
+        tokenizer: Vec<u8>,
+    ) -> Result<exports::engram::memory::api::Model, Error> {
+        let embedder = Embedder::load(&onnx, &tokenizer, MINILM_INT8_ID).map_err(|e| Error {
+            code: "model_error".into(),
+            message: e.to_string(),
+            violations: Vec::new(),
+        })?;
+        Ok(exports::engram::memory::api::Model::new(ModelResource {
+            inner: Rc::new(EngramEmbedder::new(embedder)),
+        }))
+    }
+
+    fn load_dir(path: String) -> Result<exports::engram::memory::api::Model, Error> {
+        let dir = std::path::Path::new(&path);
+        let read = |name: &str| {
+            std::fs::read(dir.join(name)).map_err(|e| Error {
+                code: "model_error".into(),
+                message: format!("cannot read {}: {e}", dir.join(name).display()),
+                violations: Vec::new(),
+            })
+        };
+        Self::load(read("model.onnx")?, read("tokenizer.json")?)
+    }
+
+    fn id(&self) -> String {
+        ::engram::Embed::model_id(self.inner.as_ref()).to_owned()
+    }
+
+    fn dims(&self) -> u32 {
+        ::engram::Embed::dims(self.inner.as_ref()) as u32
+    }
+
+    fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, Error> {
+        texts
+            .iter()
+            .map(|t| {
+                self.inner.embed_one(t).map_err(|message| Error {
+                    code: "model_error".into(),
+                    message,
+                    violations: Vec::new(),
+                })
+            })
+            .collect()
+    }
+}
+
+fn open_engram(
+    options: Options,
+    model: Option<Rc<EngramEmbedder>>,
+) -> Result<exports::engram::memory::api::Engram, Error> {
+    let db = HranaClient::new(http::WasiHttpTransport, &options.url, options.auth_token);
+    let config = EngramConfig {
+        project_id: options.project_id.unwrap_or_else(|| "default".to_owned()),
+    };
+    let mut inner = run(Engram::open(db, config, Host::native()))?;
+    if let Some(model) = model {
+        inner = inner.with_embedder(Box::new(model));
+    }
+    Ok(exports::engram::memory::api::Engram::new(EngramResource {
+        inner,
+    }))
 }
 
 impl GuestEngram for EngramResource {
     fn open(options: Options) -> Result<exports::engram::memory::api::Engram, Error> {
-        let db = HranaClient::new(http::WasiHttpTransport, &options.url, options.auth_token);
-        let config = EngramConfig {
-            project_id: options.project_id.unwrap_or_else(|| "default".to_owned()),
-        };
-        let inner = run(Engram::open(db, config, Host::native()))?;
-        Ok(exports::engram::memory::api::Engram::new(EngramResource {
-            inner,
-        }))
+        open_engram(options, None)
+    }
+
+    fn open_with_model(
+        options: Options,
+        model: ModelBorrow<'_>,
+    ) -> Result<exports::engram::memory::api::Engram, Error> {
+        let model = model.get::<ModelResource>().inner.clone();
+        open_engram(options, Some(model))
+    }
+
+    fn embed_pending(&self, batch: u32) -> Result<String, Error> {
+        let progress = run(self.inner.embed_pending(batch))?;
+        to_json(&progress)
     }
 
     fn remember(&self, memory_json: String) -> Result<String, Error> {
