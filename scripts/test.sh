@@ -49,11 +49,13 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --exclude engram-component --all-targets --quiet -- -D warnings
 cargo clippy --target wasm32-unknown-unknown -p engram-wasm -p engram-sqlite --quiet -- -D warnings
+cargo clippy --target wasm32-unknown-unknown -p engram-wasm --no-default-features --features static-embedder --quiet -- -D warnings
 cargo clippy --target wasm32-wasip2 -p engram-component --quiet -- -D warnings
 
 step "build: native, npm package, component"
 cargo build --workspace --exclude engram-component --exclude engram-wasm --quiet
 bash scripts/build-pkg.sh
+bash scripts/build-worker.sh
 cargo build --target wasm32-wasip2 -p engram-component --profile wasm-release --quiet
 
 suite "Rust tests: core, embedded file, rusqlite, test server over HTTP" \

@@ -1,15 +1,31 @@
-// engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/get, /v1/forget.
+// engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/get, /v1/forget,
+// /v1/embed-pending.
 //
 // The tenant is the request's bearer token, forwarded as the auth token of the libSQL
 // database at env.LIBSQL_URL; the project is the `x-engram-project` header (default
 // "default"). Errors are JSON `{ error: { code, message, violations } }` with a status that
 // matches the code.
-import { initSync, createMemory } from "../../pkg/dist/engram.js";
-import wasmModule from "../../pkg/dist/engram_bg.wasm";
+//
+// Embeddings: a Worker has 128 MB of memory and the transformer needs about 250 MB in wasm,
+// so the model that fits is the static edge model distilled from it (7.9 MB table, bundled;
+// scripts/distill-static.py). It is off by default: on CoSQA its hybrid search scored below
+// keyword search alone (README, "Edge model"). EMBEDDINGS = "static" turns it on.
+import { initSync, createMemory, createMemoryWithModel, loadStaticEmbeddingModel } from "../build/engram/engram.js";
+import wasmModule from "../build/engram/engram_bg.wasm";
+import staticTable from "../build/model/static-minilm.bin";
+import staticTokenizer from "../build/model/tokenizer.bin";
 
 initSync({ module: wasmModule });
 
-const STATUS = { invalid_input: 400, unauthorized: 401, not_found: 404, unavailable: 503, sql_error: 500, storage_error: 500 };
+// Loaded on first use, not at startup: global scope has a tight CPU budget.
+let model;
+function embeddingModel(env) {
+  if (env.EMBEDDINGS !== "static") return null;
+  model ??= loadStaticEmbeddingModel(new Uint8Array(staticTable), new Uint8Array(staticTokenizer));
+  return model;
+}
+
+const STATUS = { invalid_input: 400, unauthorized: 401, not_found: 404, unavailable: 503, embedder_unavailable: 503, sql_error: 500, storage_error: 500 };
 const MAX_BODY_BYTES = 256 * 1024;
 const MAX_CACHED = 32;
 // Opened handles per (database, token, project), so a warm isolate pays no migration check
@@ -28,7 +44,9 @@ async function handleFor(env, token, projectId) {
   const key = JSON.stringify([env.LIBSQL_URL, token, projectId]);
   let handle = handles.get(key);
   if (!handle) {
-    handle = createMemory({ url: env.LIBSQL_URL, authToken: token, projectId });
+    const options = { url: env.LIBSQL_URL, authToken: token, projectId };
+    const embedder = embeddingModel(env);
+    handle = embedder ? createMemoryWithModel(options, embedder) : createMemory(options);
     handles.set(key, handle);
     if (handles.size > MAX_CACHED) handles.delete(handles.keys().next().value);
     // A failed open must not be cached.
@@ -57,6 +75,7 @@ const routes = {
     return memory ? json(memory) : failure("not_found", "no memory with that id");
   },
   "/v1/forget": async (engram, body) => json({ forgotten: await engram.forget(String(body?.id ?? "")) }),
+  "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),
 };
 
 export default {

@@ -23,6 +23,7 @@ before(async () => {
     modulesRules: [
       { type: "ESModule", include: ["**/*.js"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
+      { type: "Data", include: ["**/*.bin"] },
     ],
     bindings: { LIBSQL_URL: server.url },
     compatibilityDate: "2026-04-01",
@@ -98,4 +99,46 @@ test("malformed JSON, wrong tokens and unknown routes get typed errors", async (
   assert.equal(none.status, 401);
   // Nothing from the rejected writes reached the database.
   assert.equal((await api.search({ text: "rumour" })).hits.length, 0);
+});
+
+test("with EMBEDDINGS=static the Worker embeds with the edge model and searches hybrid", async () => {
+  const edge = new Miniflare({
+    modules: true,
+    scriptPath: path.resolve(here, "../src/index.js"),
+    modulesRoot: path.resolve(here, "../.."),
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+      { type: "Data", include: ["**/*.bin"] },
+    ],
+    bindings: { LIBSQL_URL: server.url, EMBEDDINGS: "static" },
+    compatibilityDate: "2026-04-01",
+    host: "127.0.0.1",
+  });
+  try {
+    const edgeBase = (await edge.ready).toString().replace(/\/$/, "");
+    const project = `edge-${Date.now()}`;
+    const call = async (route, body) => {
+      const response = await fetch(`${edgeBase}/v1/${route}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "x-engram-project": project },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    const locked = await call("remember", { type: "error_pattern", content: "SQLite says database is locked when two test processes share one file" });
+    assert.equal(locked.status, 201);
+    assert.equal(locked.body.embeddingModel, "static-minilm-256-int8");
+    await call("remember", { type: "preference", content: "Use CSS grid instead of flexbox for the dashboard layout" });
+    const dense = await call("search", { text: "sqlite database locked during tests", mode: "dense" });
+    assert.equal(dense.body.hits[0].memory.id, locked.body.id);
+    assert.equal(dense.body.hits[0].denseRank, 1);
+    const hybrid = await call("search", { text: "database locked" });
+    assert.equal(hybrid.body.hits[0].memory.id, locked.body.id);
+    assert.equal(hybrid.body.hits[0].bm25Rank, 1);
+    const pending = await call("embed-pending", { batch: 10 });
+    assert.deepEqual(pending.body, { embedded: 0, remaining: 0 });
+  } finally {
+    await edge.dispose();
+  }
 });

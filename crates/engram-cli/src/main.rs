@@ -67,6 +67,10 @@ pub(crate) struct Target {
     /// Do not load the embedding model (keyword search only).
     #[arg(long, global = true)]
     no_embed: bool,
+    /// Which bundled model: `minilm` (the transformer, default) or `static` (the distilled
+    /// edge model: microseconds per text, weaker).
+    #[arg(long, global = true, env = "ENGRAM_LOCAL_MODEL", default_value = "minilm", value_parser = ["minilm", "static"])]
+    local_model: String,
     /// Embed through a remote provider instead of the bundled model: `openai` (any
     /// OpenAI-compatible `/embeddings` endpoint) or `ollama`.
     #[arg(long, global = true, env = "ENGRAM_EMBED_PROVIDER", requires_all = ["embed_url", "embed_model", "embed_dims"])]

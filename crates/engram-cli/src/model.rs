@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use engram::{Database, Engram};
-use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
+use engram::{Database, Embed, Engram};
+use engram_embed::{Embedder, EngramEmbedder, StaticEmbedder, MINILM_INT8_ID, STATIC_MINILM_ID};
 use engram_embed_remote::{Protocol, RemoteConfig, RemoteEmbedder};
 use engram_hrana::ReqwestTransport;
 
@@ -17,15 +17,26 @@ pub fn model_dir(target: &Target) -> Option<PathBuf> {
     })
 }
 
-/// Loads the shipped model if its files are present.
-pub fn load(target: &Target) -> Result<Option<Embedder>, CliError> {
+/// Loads the bundled model chosen by `--local-model` if its files are present.
+pub fn load(target: &Target) -> Result<Option<Box<dyn Embed>>, CliError> {
     if target.no_embed {
         return Ok(None);
     }
-    let Some(dir) = model_dir(target).map(|d| d.join(MINILM_INT8_ID)) else {
+    let static_model = target.local_model == "static";
+    let id = if static_model {
+        STATIC_MINILM_ID
+    } else {
+        MINILM_INT8_ID
+    };
+    let Some(dir) = model_dir(target).map(|d| d.join(id)) else {
         return Ok(None);
     };
-    let (onnx, tokenizer) = (dir.join("model.onnx"), dir.join("tokenizer.json"));
+    let weights = if static_model {
+        "model.bin"
+    } else {
+        "model.onnx"
+    };
+    let (onnx, tokenizer) = (dir.join(weights), dir.join("tokenizer.json"));
     if !onnx.exists() || !tokenizer.exists() {
         if target.model_dir.is_some() {
             return Err(CliError::Usage(format!(
@@ -39,10 +50,19 @@ pub fn load(target: &Target) -> Result<Option<Embedder>, CliError> {
         std::fs::read(p).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", p.display())))
     };
     let started = Instant::now();
-    let embedder = Embedder::load(&read(&onnx)?, &read(&tokenizer)?, MINILM_INT8_ID)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let (weights, tokenizer) = (read(&onnx)?, read(&tokenizer)?);
+    let embedder: Box<dyn Embed> = if static_model {
+        Box::new(
+            StaticEmbedder::load(&weights, &tokenizer, id)
+                .map_err(|e| CliError::Usage(e.to_string()))?,
+        )
+    } else {
+        Box::new(EngramEmbedder::new(
+            Embedder::load(&weights, &tokenizer, id).map_err(|e| CliError::Usage(e.to_string()))?,
+        ))
+    };
     if std::env::var_os("ENGRAM_VERBOSE").is_some() {
-        eprintln!("loaded {MINILM_INT8_ID} in {:.2?}", started.elapsed());
+        eprintln!("loaded {id} in {:.2?}", started.elapsed());
     }
     Ok(Some(embedder))
 }
@@ -86,7 +106,7 @@ pub fn attach<D: Database>(engram: Engram<D>, target: &Target) -> Result<Engram<
         return Ok(engram.with_embedder(Box::new(embedder)));
     }
     Ok(match load(target)? {
-        Some(embedder) => engram.with_embedder(Box::new(EngramEmbedder::new(embedder))),
+        Some(embedder) => engram.with_embedder(embedder),
         None => engram,
     })
 }

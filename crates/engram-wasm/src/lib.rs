@@ -11,8 +11,9 @@
 mod database;
 mod errors;
 mod host;
-#[cfg(feature = "embedder")]
+#[cfg(feature = "static-embedder")]
 mod model;
+mod remote;
 pub mod transport;
 mod types;
 mod typescript;
@@ -35,6 +36,9 @@ pub struct EngramHandle {
 
 /// Opens engram. `options`: `{ url, authToken?, projectId?, fetch? }` for a libSQL server
 /// over HTTP, or `{ local: true, projectId? }` for the in-wasm SQLite engine (in memory).
+/// With `embedder: { provider: "openai" | "ollama", url, model, dims, apiKey? }` memories
+/// are embedded by that provider through `fetch` (circuit breaker: 3 failures → keyword-only
+/// for 30 s; memories are stored and embedded later by `embedPending`).
 #[wasm_bindgen(js_name = createMemory, unchecked_return_type = "Promise<Engram>")]
 pub fn create_memory(
     #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
@@ -44,7 +48,7 @@ pub fn create_memory(
 
 /// Like `createMemory`, with an embedding model: memories get vectors and searches are
 /// hybrid (keyword + dense, fused by reciprocal rank).
-#[cfg(feature = "embedder")]
+#[cfg(feature = "static-embedder")]
 #[wasm_bindgen(js_name = createMemoryWithModel, unchecked_return_type = "Promise<Engram>")]
 pub fn create_memory_with_model(
     #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
@@ -56,6 +60,10 @@ pub fn create_memory_with_model(
 fn open(options: JsValue, embedder: Option<Box<dyn engram::Embed>>) -> Promise {
     future_to_promise(async move {
         let db = AnyDatabase::from_options(&options)?;
+        let embedder = match embedder {
+            Some(model) => Some(model),
+            None => remote::from_options(&options)?,
+        };
         let project_id = string_option(&options, "projectId")?.unwrap_or_else(|| "default".into());
         let mut engram = Engram::open(db, EngramConfig { project_id }, host::js_host())
             .await

@@ -87,13 +87,25 @@ export interface SearchHit {
 }
 export interface SearchResponse { hits: SearchHit[]; tokens: string[]; warnings?: string[]; }
 
+/** A remote embedding provider, called through `fetch`; every answer must have `dims` floats. */
+export interface RemoteEmbedderOptions {
+  provider: "openai" | "ollama";
+  /** Base URL (`https://api.openai.com/v1`, `http://127.0.0.1:11434`) or the full endpoint. */
+  url: string;
+  model: string;
+  dims: number;
+  apiKey?: string;
+  /** Send `dimensions` (OpenAI text-embedding-3-*); off by default. */
+  requestDims?: boolean;
+}
+
 export type CreateMemoryOptions =
-  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch }
-  | { local: true; projectId?: string };
+  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions }
+  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions };
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
 export interface EngramError extends Error {
-  code: "invalid_input" | "unauthorized" | "unavailable" | "sql_error" | "storage_error";
+  code: "invalid_input" | "unauthorized" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable";
   violations: { field: string; problem: string }[];
 }
 "#;

@@ -1,0 +1,109 @@
+// The npm package with a remote embedding provider (a local HTTP server speaking the Ollama
+// and OpenAI protocols, started here) and with the static edge model: answers checked,
+// failures keep memories, the circuit breaker stops calls, embedPending recovers.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { loadEngram } from "./load.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const staticDir = path.join(process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models"), "static-minilm-256-int8");
+const DIMS = 8;
+let engram, server, url;
+const provider = { mode: "healthy", requests: 0 };
+
+function vectorOf(text, dims) {
+  const v = new Array(dims).fill(0);
+  for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)) {
+    let h = 7;
+    for (const c of word) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+    v[h % dims] += 1;
+  }
+  v[0] += 0.01;
+  return v;
+}
+
+before(async () => {
+  engram = await loadEngram();
+  server = http.createServer(async (req, res) => {
+    provider.requests++;
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const input = JSON.parse(body).input;
+    if (provider.mode === "down") {
+      res.writeHead(503, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: "model is loading" }));
+    }
+    const dims = provider.mode === "wrong-dims" ? DIMS + 3 : DIMS;
+    const vectors = input.map((t) => vectorOf(t, dims));
+    res.writeHead(200, { "content-type": "application/json" });
+    if (req.url === "/api/embed") return res.end(JSON.stringify({ embeddings: vectors }));
+    return res.end(JSON.stringify({ data: vectors.map((embedding, index) => ({ index, embedding })).reverse() }));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${server.address().port}`;
+});
+
+after(() => server?.close());
+
+test("a remote provider embeds memories and queries through fetch", async () => {
+  provider.mode = "healthy";
+  for (const [name, base] of [["ollama", url], ["openai", `${url}/v1`]]) {
+    const memory = await engram.createMemory({ local: true, embedder: { provider: name, url: base, model: "test", dims: DIMS } });
+    const a = await memory.remember({ type: "gotcha", content: "vite dev server port conflicts" });
+    const b = await memory.remember({ type: "gotcha", content: "postgres migrations need a lock timeout" });
+    assert.equal(a.embeddingModel, `${name}:test`);
+    const found = await memory.search({ text: "postgres lock timeout", mode: "dense" });
+    assert.equal(found.hits[0].memory.id, b.id);
+  }
+});
+
+test("provider down: memories are kept, the circuit opens, embedPending recovers", async () => {
+  const memory = await engram.createMemory({ local: true, embedder: { provider: "ollama", url, model: "test", dims: DIMS } });
+  provider.mode = "down";
+  const before = provider.requests;
+  const ids = [];
+  for (let i = 0; i < 4; i++) {
+    const stored = await memory.remember({ type: "gotcha", content: `flaky network gotcha ${i}` });
+    assert.equal(stored.embeddingModel, undefined);
+    assert.match(stored.embeddingError, i < 3 ? /HTTP 503: model is loading/ : /3 consecutive failures/);
+    ids.push(stored.id);
+  }
+  assert.equal(provider.requests - before, 3, "the open circuit must not call the provider");
+  const found = await memory.search("flaky network gotcha");
+  assert.equal(found.hits.length, 4);
+  assert.match(found.warnings[0], /dense path skipped/);
+  await assert.rejects(memory.embedPending(10), (e) => e.code === "embedder_unavailable");
+  provider.mode = "wrong-dims";
+  const wrong = await engram.createMemory({ local: true, embedder: { provider: "ollama", url, model: "test", dims: DIMS } });
+  const stored = await wrong.remember({ type: "gotcha", content: "wrong dims" });
+  assert.match(stored.embeddingError, /11 dimensions, configured 8/);
+});
+
+test("bad embedder options are typed errors", async () => {
+  await assert.rejects(engram.createMemory({ local: true, embedder: { provider: "cohere", url, model: "m", dims: 8 } }), (e) => e.code === "invalid_input" && e.violations[0].field === "embedder.provider");
+  await assert.rejects(engram.createMemory({ local: true, embedder: { provider: "ollama", url, model: "m", dims: 0 } }), (e) => e.code === "invalid_input" && e.violations[0].field === "embedder.dims");
+  await assert.rejects(engram.createMemory({ local: true, embedder: { provider: "ollama", model: "m", dims: 8 } }), (e) => e.code === "invalid_input" && e.violations[0].field === "embedder.url");
+});
+
+test("the static edge model matches its reference in Node", async () => {
+  const [table, tokenizer] = await Promise.all([readFile(path.join(staticDir, "model.bin")), readFile(path.join(staticDir, "tokenizer.json"))]);
+  const model = engram.loadStaticEmbeddingModel(table, tokenizer);
+  assert.equal(model.modelId, "static-minilm-256-int8");
+  const reference = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/static-embeddings.json"), "utf8"));
+  for (const record of reference.texts) {
+    const v = model.embed(record.text);
+    let dot = 0, n = 0;
+    for (let i = 0; i < v.length; i++) {
+      dot += v[i] * record.embedding[i];
+      n += v[i] * v[i];
+    }
+    assert.ok(dot / Math.sqrt(n) >= 0.99, record.text);
+  }
+  assert.throws(() => engram.loadStaticEmbeddingModel(new Uint8Array([1, 2, 3]), tokenizer), (e) => e.code === "invalid_input");
+});
