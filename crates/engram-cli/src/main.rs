@@ -213,7 +213,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let db = HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
             let engram =
                 model::attach(Engram::open(db, config, Host::native()).await?, &cli.target)?;
-            execute(engram, cli).await
+            execute(model::with_vector_index(engram).await?, cli).await
         }
         None => {
             if let Some(parent) = std::path::Path::new(&cli.target.db).parent() {
@@ -228,7 +228,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 .map_err(EngramError::from)?;
             let engram =
                 model::attach(Engram::open(db, config, Host::native()).await?, &cli.target)?;
-            execute(engram, cli).await
+            execute(model::with_vector_index(engram).await?, cli).await
         }
     }
 }

@@ -110,3 +110,12 @@ pub fn attach<D: Database>(engram: Engram<D>, target: &Target) -> Result<Engram<
         None => engram,
     })
 }
+
+/// Uses the libSQL vector index for the dense path when there is an embedder (libSQL
+/// servers and embedded libSQL files have it).
+pub async fn with_vector_index<D: Database>(mut engram: Engram<D>) -> Result<Engram<D>, CliError> {
+    if engram.embedding_model().is_some() {
+        engram.enable_vector_index().await?;
+    }
+    Ok(engram)
+}

@@ -278,3 +278,26 @@ async fn a_model_switch_re_embeds_resumably_and_never_mixes_models() {
         .iter()
         .all(|h| h.memory.embedding_model_id.as_deref() == Some("fake-b")));
 }
+
+#[tokio::test]
+async fn engines_without_the_vector_index_keep_the_exact_scan() {
+    let db = SqliteDatabase::open_in_memory().unwrap();
+    let mut engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .unwrap()
+        .with_embedder(Box::new(FakeHashEmbedder::new("fake-a")));
+    assert!(!engram.enable_vector_index().await.unwrap());
+    assert!(!engram.uses_vector_index());
+    let stored = engram
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "vector scan fallback works",
+        ))
+        .await
+        .unwrap();
+    let found = engram
+        .search(&query("vector scan fallback", SearchMode::Dense))
+        .await
+        .unwrap();
+    assert_eq!(found.hits[0].memory.id, stored.id);
+}

@@ -13,6 +13,7 @@ use crate::embedding::{EmbedFailure, Embedding};
 use crate::fusion::{Fusion, Path};
 use crate::row::memory_from_row;
 use crate::search::{SearchMode, SearchQuery, SearchResponse};
+use crate::vector_index::VectorIndex;
 
 /// Keyword candidates fetched per search (SPEC §6: BM25 top 20).
 const BM25_CANDIDATES: u32 = 20;
@@ -85,6 +86,7 @@ pub struct Engram<D> {
     host: Host,
     scanner: Option<SecretScanner>,
     embedding: Option<Embedding>,
+    vector_index: Option<VectorIndex>,
 }
 
 impl<D: Database> Engram<D> {
@@ -105,6 +107,7 @@ impl<D: Database> Engram<D> {
             // then stored flagged `secret_scan_skipped`.
             scanner: SecretScanner::new().ok(),
             embedding: None,
+            vector_index: None,
         })
     }
 
@@ -118,7 +121,38 @@ impl<D: Database> Engram<D> {
     /// sha256(text:model:dims) for 7 days.
     pub fn with_embedder(mut self, embedder: Box<dyn Embed>) -> Self {
         self.embedding = Some(Embedding::new(embedder));
+        self.vector_index = None;
         self
+    }
+
+    /// Uses the libSQL vector index (DiskANN) for the dense path when the database has it
+    /// (libSQL servers, Turso, embedded libSQL files): creates the current model's index
+    /// table, copies in its existing vectors, and keeps it up to date from then on. Returns
+    /// `false`, changing nothing, on engines without it (plain SQLite); searches then scan
+    /// all vectors with `vector_distance_cos`, which is exact and fine for thousands of
+    /// memories.
+    pub async fn enable_vector_index(&mut self) -> Result<bool, EngramError> {
+        let Some(embedding) = &self.embedding else {
+            return Err(ValidationError::field("embedder", "no embedder configured").into());
+        };
+        let index = VectorIndex::for_model(embedding.model_id(), embedding.dims());
+        match self
+            .db
+            .transaction(&index.create(embedding.model_id()))
+            .await
+        {
+            Ok(_) => {
+                self.vector_index = Some(index);
+                Ok(true)
+            }
+            Err(StoreError::Sql(_)) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether dense searches use the libSQL vector index.
+    pub fn uses_vector_index(&self) -> bool {
+        self.vector_index.is_some()
     }
 
     /// The embedder's model id, if there is one.
@@ -304,18 +338,27 @@ impl<D: Database> Engram<D> {
                         .await
                     {
                         Ok(mut vectors) => {
-                            let vector = vectors.pop().unwrap_or_default();
-                            statements.push(Statement::with_params(
-                                sql::dense_search(),
-                                vec![
-                                    Value::Blob(vector::to_blob(&vector)),
-                                    Value::from(embedder.model_id()),
-                                    Value::Integer(embedder.dims() as i64),
-                                    Value::from(self.config.project_id.as_str()),
-                                    Value::from(i64::from(query.limit.max(DENSE_CANDIDATES))),
+                            let vector = vector::to_blob(&vectors.pop().unwrap_or_default());
+                            let limit = query.limit.max(DENSE_CANDIDATES);
+                            statements.push(match &self.vector_index {
+                                Some(index) => index.search(
+                                    vector,
+                                    &self.config.project_id,
+                                    limit,
                                     types.clone(),
-                                ],
-                            ));
+                                ),
+                                None => Statement::with_params(
+                                    sql::dense_search(),
+                                    vec![
+                                        Value::Blob(vector),
+                                        Value::from(embedder.model_id()),
+                                        Value::Integer(embedder.dims() as i64),
+                                        Value::from(self.config.project_id.as_str()),
+                                        Value::from(i64::from(limit)),
+                                        types.clone(),
+                                    ],
+                                ),
+                            });
                             paths.push(Path::Dense);
                         }
                         Err(e) => warnings.push(format!("dense path skipped: {e}")),
@@ -441,8 +484,8 @@ impl<D: Database> Engram<D> {
         vector: &[f32],
         embedder: &Embedding,
         now: &str,
-    ) -> [Statement; 2] {
-        [
+    ) -> Vec<Statement> {
+        let mut statements = vec![
             Statement::with_params(
                 sql::UPSERT_EMBEDDING,
                 vec![
@@ -457,7 +500,11 @@ impl<D: Database> Engram<D> {
                 sql::SET_EMBEDDING_MODEL,
                 vec![Value::from(id), Value::from(embedder.model_id())],
             ),
-        ]
+        ];
+        if let Some(index) = &self.vector_index {
+            statements.push(index.upsert(id, vector::to_blob(vector)));
+        }
+        statements
     }
 
     async fn single(&self, statement: Statement) -> Result<engram_store::Rows, EngramError> {

@@ -31,6 +31,7 @@ mod host;
 mod row;
 mod search;
 mod sql;
+mod vector_index;
 
 pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
