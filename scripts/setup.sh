@@ -22,6 +22,7 @@ missing=()
 command -v clang >/dev/null || missing+=(clang)
 command -v llvm-ar >/dev/null || missing+=(llvm)
 command -v chromium >/dev/null || missing+=(chromium)
+[ -d /usr/include/wasm32-wasi ] || missing+=(wasi-libc)   # C headers for the grammars in the component
 if [ ${#missing[@]} -gt 0 ]; then
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -47,6 +47,8 @@ class ComponentHost:
         if api is None:
             raise RuntimeError("component does not export engram:memory/api@0.1.0")
         self.funcs = {}
+        index = self.instance.get_export_index(self.store, "chunk-file", api)
+        self.funcs["chunk-file"] = self.instance.get_func(self.store, index)
         for name in ["[static]engram.open", "[static]engram.open-with-model",
                      "[method]engram.remember", "[method]engram.search",
                      "[method]engram.get", "[method]engram.forget", "[method]engram.embed-pending",
@@ -67,6 +69,9 @@ class ComponentHost:
             return ComponentEngram(self, self.call("[static]engram.open", options))
         handle = self.call("[static]engram.open-with-model", options, model.handle)
         return ComponentEngram(self, handle)
+
+    def chunk_file(self, path, source, max_chars=None):
+        return json.loads(self.funcs["chunk-file"](self.store, path, source, max_chars))
 
     def load_model_dir(self, path: str):
         return ComponentModel(self, self.call("[static]model.load-dir", path))

@@ -41,6 +41,16 @@ pub struct ModelResource {
 impl Guest for Component {
     type Engram = EngramResource;
     type Model = ModelResource;
+
+    fn chunk_file(path: String, source: String, max_chars: Option<u32>) -> String {
+        let mut options = engram_code::ChunkOptions::default();
+        if let Some(max) = max_chars {
+            options.max_chars = max.max(1) as usize;
+        }
+        let chunks = engram_code::chunk_file(&path, &source, &options);
+        // Plain data; serializing it cannot fail.
+        serde_json::to_string(&chunks).unwrap_or_else(|_| "[]".to_owned())
+    }
 }
 
 impl GuestModel for ModelResource {

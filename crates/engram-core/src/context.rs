@@ -47,18 +47,22 @@ pub fn memory_text_of(
     format!("{}\n\n{}", parts.join(" | "), content)
 }
 
-/// The context prefix of a code chunk: `File: path | kind: name | Lines: a-b`.
+/// The context prefix of a code chunk: `File: path | kind: name | Lines: a-b` (just the
+/// kind when the chunk has no name).
 ///
 /// ```
+/// use engram_core::context::chunk_prefix;
 /// assert_eq!(
-///     engram_core::context::chunk_prefix("src/lib.rs", "function", Some("parse"), 3, 9),
+///     chunk_prefix("src/lib.rs", "function", Some("parse"), 3, 9),
 ///     "File: src/lib.rs | function: parse | Lines: 3-9"
 /// );
+/// assert_eq!(chunk_prefix("a.json", "lines", None, 1, 40), "File: a.json | lines | Lines: 1-40");
 /// ```
 pub fn chunk_prefix(path: &str, kind: &str, name: Option<&str>, start: u32, end: u32) -> String {
     let mut parts = vec![format!("File: {path}")];
-    if kind != "module" {
-        parts.push(format!("{kind}: {}", name.unwrap_or("unknown")));
+    match name {
+        Some(name) => parts.push(format!("{kind}: {name}")),
+        None => parts.push(kind.to_owned()),
     }
     parts.push(format!("Lines: {start}-{end}"));
     parts.join(" | ")

@@ -8,6 +8,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "code")]
+mod code;
 mod database;
 mod errors;
 mod host;

@@ -87,6 +87,20 @@ export interface SearchHit {
 }
 export interface SearchResponse { hits: SearchHit[]; tokens: string[]; warnings?: string[]; }
 
+/** A piece of a source file, cut at definition boundaries by `chunkFile`. */
+export interface Chunk {
+  path: string;
+  language: "typescript" | "tsx" | "javascript" | "python" | "rust" | "go" | null;
+  kind: string;
+  name: string | null;
+  startLine: number;
+  endLine: number;
+  startByte: number;
+  endByte: number;
+  content: string;
+  contextPrefix: string;
+}
+
 /** A remote embedding provider, called through `fetch`; every answer must have `dims` floats. */
 export interface RemoteEmbedderOptions {
   provider: "openai" | "ollama";

@@ -1,0 +1,24 @@
+//! Code intelligence for engram: tree-sitter parsing of TypeScript, TSX, JavaScript, Python,
+//! Rust and Go, and AST chunking for embedding and search.
+//!
+//! Pure computation over the text the host hands in — the core never touches a file system,
+//! so the same code runs natively, in the npm package, in a Worker and in a component (the
+//! grammars are C compiled for each target; see `.cargo/config.toml`).
+//!
+//! ```
+//! use engram_code::{chunk_file, ChunkOptions};
+//! let source = "def add(a, b):\n    return a + b\n\nclass Point:\n    x = 0\n";
+//! let chunks = chunk_file("geometry.py", source, &ChunkOptions { max_chars: 40, ..ChunkOptions::default() });
+//! assert_eq!(chunks[0].name.as_deref(), Some("add"));
+//! assert_eq!(chunks[1].kind, "class");
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod chunk;
+mod language;
+mod syntax;
+
+pub use chunk::{chunk_file, Chunk, ChunkOptions};
+pub use language::Language;
