@@ -18,7 +18,9 @@
 
 mod chunk;
 mod language;
+mod outline;
 mod syntax;
 
 pub use chunk::{chunk_file, Chunk, ChunkOptions};
 pub use language::Language;
+pub use outline::{outline_file, Call, Definition, FileOutline, Heritage, Import};
