@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use engram_code::{chunk_file, ChunkOptions, Language};
+use engram_code::{build_graph, chunk_file, ChunkOptions, FileSet, Language, Outliner};
 
 fn collect(dir: &Path, out: &mut Vec<(String, String)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -57,6 +57,24 @@ fn main() {
             secs,
             lines as f64 / secs,
             bytes as f64 / secs / 1e6
+        );
+    }
+    for run in 1..=3 {
+        let started = Instant::now();
+        let mut outliner = Outliner::new();
+        let outlines: Vec<_> = files
+            .iter()
+            .filter_map(|(p, t)| outliner.outline(p, t))
+            .collect();
+        let set = FileSet::new(files.iter().map(|(p, _)| p.as_str()));
+        let graph = build_graph(&outlines, &set);
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "graph run {run}: {} nodes, {} edges in {:.3} s: {:.0} LOC/s",
+            graph.nodes.len(),
+            graph.edges.len(),
+            secs,
+            lines as f64 / secs
         );
     }
     let (largest_path, largest) = files

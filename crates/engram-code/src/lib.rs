@@ -17,10 +17,17 @@
 #![warn(missing_docs)]
 
 mod chunk;
+mod graph;
 mod language;
 mod outline;
+mod resolve;
 mod syntax;
 
 pub use chunk::{chunk_file, Chunk, ChunkOptions};
+pub use graph::{
+    build_graph, definition_id, file_id, CodeGraph, GraphEdge, GraphNode, GUESSED_WEIGHT,
+    RESOLVED_WEIGHT,
+};
 pub use language::Language;
-pub use outline::{outline_file, Call, Definition, FileOutline, Heritage, Import};
+pub use outline::{outline_file, Call, Definition, FileOutline, Heritage, Import, Outliner};
+pub use resolve::FileSet;

@@ -83,30 +83,63 @@ pub struct FileOutline {
     pub heritage: Vec<Heritage>,
 }
 
-/// Outlines `source` (the contents of `path`); `None` for unsupported languages.
+/// Outlines `source` (the contents of `path`); `None` for unsupported languages. Compiles
+/// the language's queries each time: to outline many files, reuse an [`Outliner`].
 pub fn outline_file(path: &str, source: &str) -> Option<FileOutline> {
-    let language = Language::from_path(path)?;
-    let mut parser = Parser::new();
-    parser.set_language(&language.grammar()).ok()?;
-    let tree = parser.parse(source, None)?;
-    let mut outline = FileOutline {
-        path: path.to_owned(),
-        language,
-        definitions: Vec::new(),
-        calls: Vec::new(),
-        imports: Vec::new(),
-        heritage: Vec::new(),
-    };
-    let mut walker = Walker {
-        language,
-        source,
-        outline: &mut outline,
-        spans: Vec::new(),
-    };
-    walker.walk(tree.root_node(), None, false, false);
-    let spans = std::mem::take(&mut walker.spans);
-    collect_calls(language, &tree, source, &spans, &mut outline.calls);
-    Some(outline)
+    Outliner::new().outline(path, source)
+}
+
+/// Outlines files, keeping one parser and each language's compiled queries.
+pub struct Outliner {
+    parser: Parser,
+    queries: std::collections::HashMap<Language, Option<Query>>,
+}
+
+impl Default for Outliner {
+    fn default() -> Self {
+        Outliner::new()
+    }
+}
+
+impl Outliner {
+    /// An outliner with nothing compiled yet.
+    pub fn new() -> Self {
+        Outliner {
+            parser: Parser::new(),
+            queries: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Outlines `source` (the contents of `path`); `None` for unsupported languages.
+    pub fn outline(&mut self, path: &str, source: &str) -> Option<FileOutline> {
+        let language = Language::from_path(path)?;
+        self.parser.set_language(&language.grammar()).ok()?;
+        let tree = self.parser.parse(source, None)?;
+        let mut outline = FileOutline {
+            path: path.to_owned(),
+            language,
+            definitions: Vec::new(),
+            calls: Vec::new(),
+            imports: Vec::new(),
+            heritage: Vec::new(),
+        };
+        let mut walker = Walker {
+            language,
+            source,
+            outline: &mut outline,
+            spans: Vec::new(),
+        };
+        walker.walk(tree.root_node(), None, false, false);
+        let spans = std::mem::take(&mut walker.spans);
+        let query = self
+            .queries
+            .entry(language)
+            .or_insert_with(|| tags_query(language));
+        if let Some(query) = query {
+            collect_calls(query, &tree, source, &spans, &mut outline.calls);
+        }
+        Some(outline)
+    }
 }
 
 struct Walker<'a> {
@@ -432,18 +465,15 @@ fn last_segment(text: &str) -> String {
 
 /// Calls found by the grammar's own tags query (`@reference.call`, `@reference.class`).
 fn collect_calls(
-    language: Language,
+    query: &Query,
     tree: &Tree,
     source: &str,
     spans: &[(usize, usize, String)],
     out: &mut Vec<Call>,
 ) {
-    let Some(query) = tags_query(language) else {
-        return;
-    };
     let name_index = query.capture_index_for_name("name");
     let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(&query, tree.root_node(), source.as_bytes());
+    let mut matches = cursor.matches(query, tree.root_node(), source.as_bytes());
     while let Some(m) = matches.next() {
         let is_call = m.captures().iter().any(|c| {
             let name = query.capture_names()[c.index as usize];
@@ -477,7 +507,11 @@ fn collect_calls(
 fn tags_query(language: Language) -> Option<Query> {
     let grammar = language.grammar();
     let source = match language {
-        Language::Rust => tree_sitter_rust::TAGS_QUERY.to_owned(),
+        // The grammar's tags miss path calls (`Pool::connect()`, `Self::new()`).
+        Language::Rust => format!(
+            "{}\n(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call",
+            tree_sitter_rust::TAGS_QUERY
+        ),
         Language::Python => tree_sitter_python::TAGS_QUERY.to_owned(),
         Language::Go => tree_sitter_go::TAGS_QUERY.to_owned(),
         Language::JavaScript => tree_sitter_javascript::TAGS_QUERY.to_owned(),

@@ -1,0 +1,253 @@
+//! The layer-1 code graph of a repository, assembled from file outlines: file and
+//! definition nodes; `contains`, `exports`, `imports`, `calls`, `extends` and `implements`
+//! edges. Names are resolved the way a reader would: the same file first, then the files it
+//! imports, then a name that is unique in the repository (a weaker edge).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use crate::{FileOutline, FileSet, Language};
+
+/// Weight of an edge whose target was found in the same file or an imported one.
+pub const RESOLVED_WEIGHT: f64 = 1.0;
+/// Weight of an edge resolved only because the name is unique in the repository.
+pub const GUESSED_WEIGHT: f64 = 0.5;
+
+/// A node: a file or a definition.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphNode {
+    /// `file:<path>` or `<path>#<kind>:<qualified name>`; stable across re-indexing.
+    pub id: String,
+    /// `file`, `function`, `method`, `class`, `interface`, `trait`, `impl`, `type`, `module`, …
+    pub kind: String,
+    /// The path for files, the qualified name for definitions.
+    pub label: String,
+    /// The file it is in.
+    pub path: String,
+    /// The file's language.
+    pub language: Language,
+    /// First line (1 for files).
+    pub start_line: u32,
+    /// Last line (0 for files: unknown here).
+    pub end_line: u32,
+}
+
+/// A directed edge.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphEdge {
+    /// Source node id.
+    pub from: String,
+    /// Target node id.
+    pub to: String,
+    /// `contains`, `exports`, `imports`, `calls`, `extends` or `implements`.
+    pub kind: String,
+    /// [`RESOLVED_WEIGHT`] or [`GUESSED_WEIGHT`].
+    pub weight: f64,
+}
+
+/// Nodes and edges of a set of files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CodeGraph {
+    /// Nodes, files first, in path order.
+    pub nodes: Vec<GraphNode>,
+    /// Edges, deduplicated.
+    pub edges: Vec<GraphEdge>,
+}
+
+impl CodeGraph {
+    /// Edges of `kind` as `(from, to)` pairs, for inspection and tests.
+    pub fn edges_of(&self, kind: &str) -> Vec<(&str, &str)> {
+        self.edges
+            .iter()
+            .filter(|e| e.kind == kind)
+            .map(|e| (e.from.as_str(), e.to.as_str()))
+            .collect()
+    }
+}
+
+/// The id of a file node.
+pub fn file_id(path: &str) -> String {
+    format!("file:{path}")
+}
+
+/// The id of a definition node.
+pub fn definition_id(path: &str, kind: &str, qualified: &str) -> String {
+    format!("{path}#{kind}:{qualified}")
+}
+
+const TYPE_KINDS: [&str; 6] = ["class", "interface", "trait", "type", "impl", "module"];
+
+/// Builds the graph of `outlines`, resolving imports among `files` (usually the outlined
+/// paths plus any others of the repository).
+pub fn build_graph(outlines: &[FileOutline], files: &FileSet) -> CodeGraph {
+    let mut graph = CodeGraph::default();
+    // name → definition ids, per file and repository-wide.
+    let mut by_name: HashMap<&str, Vec<(&str, String, &str)>> = HashMap::new();
+    let mut by_qualified: HashMap<(&str, &str), Vec<(String, &str)>> = HashMap::new();
+    let mut seen = BTreeSet::new();
+    let mut sorted: Vec<&FileOutline> = outlines.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    for o in &sorted {
+        graph.nodes.push(GraphNode {
+            id: file_id(&o.path),
+            kind: "file".into(),
+            label: o.path.clone(),
+            path: o.path.clone(),
+            language: o.language,
+            start_line: 1,
+            end_line: 0,
+        });
+    }
+    for o in &sorted {
+        for d in &o.definitions {
+            let id = definition_id(&o.path, &d.kind, &d.qualified);
+            if !seen.insert(id.clone()) {
+                continue;
+            }
+            graph.nodes.push(GraphNode {
+                id: id.clone(),
+                kind: d.kind.clone(),
+                label: d.qualified.clone(),
+                path: o.path.clone(),
+                language: o.language,
+                start_line: d.start_line,
+                end_line: d.end_line,
+            });
+            by_name.entry(d.name.as_str()).or_default().push((
+                o.path.as_str(),
+                id.clone(),
+                d.kind.as_str(),
+            ));
+            if d.kind == "impl" {
+                // Methods of `impl Trait for Type` name `Type` as their container.
+                let target = d.qualified.rsplit(" for ").next().unwrap_or(&d.qualified);
+                by_qualified
+                    .entry((o.path.as_str(), target))
+                    .or_default()
+                    .push((id.clone(), "impl"));
+            }
+            by_qualified
+                .entry((o.path.as_str(), d.qualified.as_str()))
+                .or_default()
+                .push((id, d.kind.as_str()));
+        }
+    }
+    let mut edges: BTreeMap<(String, String, &'static str), f64> = BTreeMap::new();
+    let mut add = |from: String, to: String, kind: &'static str, weight: f64| {
+        let slot = edges.entry((from, to, kind)).or_insert(0.0);
+        *slot = slot.max(weight);
+    };
+    // The type-like definition a container name refers to in a file.
+    let container_id = |path: &str, qualified: &str| -> Option<String> {
+        let candidates = by_qualified.get(&(path, qualified))?;
+        TYPE_KINDS
+            .iter()
+            .find_map(|k| candidates.iter().find(|(_, kind)| kind == k))
+            .map(|(id, _)| id.clone())
+    };
+    let mut imported: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    for o in &sorted {
+        let file = file_id(&o.path);
+        for import in &o.imports {
+            for target in files.resolve(&o.path, o.language, import) {
+                if target != o.path {
+                    add(file.clone(), file_id(&target), "imports", RESOLVED_WEIGHT);
+                    imported.entry(o.path.as_str()).or_default().insert(target);
+                }
+            }
+        }
+        for d in &o.definitions {
+            let id = definition_id(&o.path, &d.kind, &d.qualified);
+            let parent = d
+                .container
+                .as_deref()
+                .and_then(|c| container_id(&o.path, c))
+                .filter(|p| *p != id)
+                .unwrap_or_else(|| file.clone());
+            add(parent, id.clone(), "contains", RESOLVED_WEIGHT);
+            if d.exported && d.container.is_none() {
+                add(file.clone(), id, "exports", RESOLVED_WEIGHT);
+            }
+        }
+    }
+    // Resolves a name used in `path` to definitions, with the edge weight.
+    let resolve = |path: &str, name: &str, kinds: Option<&[&str]>| -> Vec<(String, f64)> {
+        let Some(all) = by_name.get(name) else {
+            return Vec::new();
+        };
+        let fits = |kind: &str| kinds.is_none_or(|ks| ks.contains(&kind));
+        let candidates: Vec<&(&str, String, &str)> =
+            all.iter().filter(|(_, _, k)| fits(k)).collect();
+        let local: Vec<(String, f64)> = candidates
+            .iter()
+            .filter(|(p, _, _)| *p == path)
+            .map(|(_, id, _)| (id.clone(), RESOLVED_WEIGHT))
+            .collect();
+        if !local.is_empty() {
+            return local;
+        }
+        let imports = imported.get(path);
+        let via_imports: Vec<(String, f64)> = candidates
+            .iter()
+            .filter(|(p, _, _)| imports.is_some_and(|i| i.contains(*p)))
+            .map(|(_, id, _)| (id.clone(), RESOLVED_WEIGHT))
+            .collect();
+        if !via_imports.is_empty() {
+            return via_imports;
+        }
+        match candidates.as_slice() {
+            [(_, id, _)] => vec![(id.clone(), GUESSED_WEIGHT)],
+            _ => Vec::new(),
+        }
+    };
+    let callable: &[&str] = &["function", "method", "class", "type", "macro"];
+    for o in &sorted {
+        for call in &o.calls {
+            let from = match &call.caller {
+                Some(q) => by_qualified
+                    .get(&(o.path.as_str(), q.as_str()))
+                    .and_then(|c| c.iter().find(|(_, k)| *k != "impl"))
+                    .map(|(id, _)| id.clone())
+                    .unwrap_or_else(|| file_id(&o.path)),
+                None => file_id(&o.path),
+            };
+            for (to, weight) in resolve(&o.path, &call.callee, Some(callable)) {
+                if to != from {
+                    add(from.clone(), to, "calls", weight);
+                }
+            }
+        }
+        for h in &o.heritage {
+            let Some(child) = container_id(&o.path, &h.child) else {
+                continue;
+            };
+            let kind = if h.kind == "implements" {
+                "implements"
+            } else {
+                "extends"
+            };
+            for (to, weight) in resolve(
+                &o.path,
+                &h.parent,
+                Some(&["class", "interface", "trait", "type"]),
+            ) {
+                if to != child {
+                    add(child.clone(), to, kind, weight);
+                }
+            }
+        }
+    }
+    graph.edges = edges
+        .into_iter()
+        .map(|((from, to, kind), weight)| GraphEdge {
+            from,
+            to,
+            kind: kind.to_owned(),
+            weight,
+        })
+        .collect();
+    graph
+}
