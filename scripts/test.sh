@@ -56,7 +56,8 @@ step "build: native, npm package, component"
 cargo build --workspace --exclude engram-component --exclude engram-wasm --quiet
 bash scripts/build-pkg.sh
 bash scripts/build-worker.sh
-cargo build --target wasm32-wasip2 -p engram-component --profile wasm-release --quiet
+cargo build --target wasm32-wasip2 -p engram-component --profile wasm-ci --quiet
+export ENGRAM_COMPONENT="$CARGO_TARGET_DIR/wasm32-wasip2/wasm-ci/engram_component.wasm"
 
 suite "Rust tests: core, embedded file, rusqlite, test server over HTTP" \
   cargo nextest run --workspace --exclude engram-component --exclude engram-wasm --no-fail-fast
