@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { loadEngram } from "./load.mjs";
+import { cosine } from "../../tests/js/cosine.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const modelDir = path.join(process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models"), "all-minilm-l6-v2-int8");
@@ -20,16 +21,6 @@ before(async () => {
   model = engram.loadEmbeddingModel(onnx, tokenizer);
   loadMs = performance.now() - started;
 });
-
-function cosine(a, b) {
-  let dot = 0, na = 0, nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return dot / Math.sqrt(na * nb);
-}
 
 test("the int8 model in wasm matches the fp32 reference (cosine >= 0.99)", async () => {
   const reference = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/embeddings.json"), "utf8"));

@@ -14,9 +14,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const TOKEN = "tenant-a-token";
 let server, mf, base;
 
-before(async () => {
-  server = await startTestServer({ authToken: TOKEN });
-  mf = new Miniflare({
+// The Worker in workerd with these bindings (vars).
+function startWorker(bindings) {
+  return new Miniflare({
     modules: true,
     scriptPath: path.resolve(here, "../src/index.js"),
     modulesRoot: path.resolve(here, "../.."),
@@ -25,10 +25,15 @@ before(async () => {
       { type: "CompiledWasm", include: ["**/*.wasm"] },
       { type: "Data", include: ["**/*.bin"] },
     ],
-    bindings: { LIBSQL_URL: server.url },
+    bindings,
     compatibilityDate: "2026-04-01",
     host: "127.0.0.1",
   });
+}
+
+before(async () => {
+  server = await startTestServer({ authToken: TOKEN });
+  mf = startWorker({ LIBSQL_URL: server.url });
   base = (await mf.ready).toString().replace(/\/$/, "");
 });
 
@@ -102,19 +107,7 @@ test("malformed JSON, wrong tokens and unknown routes get typed errors", async (
 });
 
 test("with EMBEDDINGS=static the Worker embeds with the edge model and searches hybrid", async () => {
-  const edge = new Miniflare({
-    modules: true,
-    scriptPath: path.resolve(here, "../src/index.js"),
-    modulesRoot: path.resolve(here, "../.."),
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-      { type: "Data", include: ["**/*.bin"] },
-    ],
-    bindings: { LIBSQL_URL: server.url, EMBEDDINGS: "static" },
-    compatibilityDate: "2026-04-01",
-    host: "127.0.0.1",
-  });
+  const edge = startWorker({ LIBSQL_URL: server.url, EMBEDDINGS: "static" });
   try {
     const edgeBase = (await edge.ready).toString().replace(/\/$/, "");
     const project = `edge-${Date.now()}`;

@@ -211,21 +211,14 @@ impl Flattener<'_> {
                 };
                 self.descend(child, child_scope);
             } else {
-                for (start, end) in cut_lines(self.source, range.start, range.end, self.budget) {
-                    self.atoms.push(Atom {
-                        start,
-                        end,
-                        definition: None,
-                        leading: false,
-                        scope,
-                    });
-                }
+                // One token larger than the budget (a long string): cut at line ends.
+                self.gap(range.start, range.end, scope);
             }
         }
         self.gap(covered, node.end_byte(), scope);
     }
 
-    /// Adds the non-blank text in `[from, to)` as plain atoms.
+    /// Adds the non-blank text in `[from, to)` as plain atoms, cut at line ends to fit.
     fn gap(&mut self, from: usize, to: usize, scope: usize) {
         if to <= from || self.source[from..to].trim().is_empty() {
             return;

@@ -62,3 +62,15 @@ pub struct ModelInfo {
     /// Output dimensions.
     pub dims: usize,
 }
+
+/// Parses a Hugging Face `tokenizer.json` with its padding and truncation turned off: the
+/// models pad and window texts themselves.
+pub(crate) fn load_tokenizer(json: &[u8]) -> Result<tokenizers::Tokenizer, EmbedError> {
+    let mut tokenizer = tokenizers::Tokenizer::from_bytes(json)
+        .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(None)
+        .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+    Ok(tokenizer)
+}

@@ -75,12 +75,7 @@ impl StaticEmbedder {
             .iter()
             .map(|&b| b as i8)
             .collect();
-        let mut tokenizer = Tokenizer::from_bytes(tokenizer_json)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let tokenizer = crate::load_tokenizer(tokenizer_json)?;
         let tokenizer_vocab = tokenizer.get_vocab_size(true);
         if tokenizer_vocab != vocab {
             return Err(bad(format!(

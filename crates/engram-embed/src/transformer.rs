@@ -34,12 +34,7 @@ impl Embedder {
     /// `tokenizer.json`. Int8 weights stored as `Cast`·`Mul(scale)` are dequantized once here,
     /// so inference runs at fp32 speed.
     pub fn load(onnx: &[u8], tokenizer_json: &[u8], model_id: &str) -> Result<Self, EmbedError> {
-        let mut tokenizer = Tokenizer::from_bytes(tokenizer_json)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let tokenizer = crate::load_tokenizer(tokenizer_json)?;
         let token = |name: &str| {
             tokenizer
                 .token_to_id(name)

@@ -1,34 +1,14 @@
 //! The int8 model in tract against the fp32 reference vectors (tests/vectors/embeddings.json,
 //! made by scripts/reference/embeddings.py). The model comes from scripts/fetch-model.sh.
 
-use std::path::PathBuf;
+mod common;
 
-use engram_embed::Embedder;
-
-fn model_dir() -> PathBuf {
-    match std::env::var_os("ENGRAM_MODEL_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/engram/models"),
-    }
-    .join("all-minilm-l6-v2-int8")
-}
+use common::read_model_file;
+use engram_embed::{Embedder, MINILM_INT8_ID};
 
 fn load() -> Embedder {
-    let dir = model_dir();
-    let read = |name: &str| {
-        std::fs::read(dir.join(name)).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e}; run scripts/fetch-model.sh first",
-                dir.join(name).display()
-            )
-        })
-    };
-    Embedder::load(
-        &read("model.onnx"),
-        &read("tokenizer.json"),
-        "all-minilm-l6-v2-int8",
-    )
-    .unwrap()
+    let read = |name: &str| read_model_file(MINILM_INT8_ID, name);
+    Embedder::load(&read("model.onnx"), &read("tokenizer.json"), MINILM_INT8_ID).unwrap()
 }
 
 fn cosine(a: &[f32], b: &[f64]) -> f64 {
@@ -99,8 +79,7 @@ fn similar_texts_are_closer_than_unrelated_ones() {
 
 #[test]
 fn garbage_model_bytes_are_an_error_not_a_panic() {
-    let dir = model_dir();
-    let tokenizer = std::fs::read(dir.join("tokenizer.json")).unwrap();
+    let tokenizer = read_model_file(MINILM_INT8_ID, "tokenizer.json");
     assert!(Embedder::load(b"not an onnx file", &tokenizer, "x").is_err());
     assert!(Embedder::load(&[], b"{}", "x").is_err());
 }

@@ -2,24 +2,13 @@
 //! made by scripts/reference/static_embeddings.py with NumPy and HF tokenizers). The table is
 //! distilled by scripts/fetch-model.sh.
 
-use std::path::PathBuf;
+mod common;
 
+use common::read_model_file;
 use engram_embed::{StaticEmbedder, STATIC_MINILM_ID};
 
 fn load() -> StaticEmbedder {
-    let dir = match std::env::var_os("ENGRAM_MODEL_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/engram/models"),
-    }
-    .join(STATIC_MINILM_ID);
-    let read = |name: &str| {
-        std::fs::read(dir.join(name)).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e}; run scripts/fetch-model.sh first",
-                dir.join(name).display()
-            )
-        })
-    };
+    let read = |name: &str| read_model_file(STATIC_MINILM_ID, name);
     StaticEmbedder::load(
         &read("model.bin"),
         &read("tokenizer.json"),

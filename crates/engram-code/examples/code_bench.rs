@@ -1,5 +1,5 @@
 //! Chunking throughput on a real source tree: `cargo run --release -p engram-code --example
-//! bench -- DIR [MAX_CHARS]`. Reads every supported file under DIR (skipping `target`,
+//! code_bench -- DIR [MAX_CHARS]`. Reads every supported file under DIR (skipping `target`,
 //! `node_modules`, `.git`, vendored folders), then times chunking all of them, three runs.
 
 use std::path::Path;
@@ -32,7 +32,7 @@ fn collect(dir: &Path, out: &mut Vec<(String, String)>) {
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(dir) = args.next() else {
-        eprintln!("usage: bench DIR [MAX_CHARS]");
+        eprintln!("usage: code_bench DIR [MAX_CHARS]");
         std::process::exit(2);
     };
     let max_chars = args.next().and_then(|a| a.parse().ok()).unwrap_or(1500);
