@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{FileOutline, FileSet, Language};
 
@@ -15,7 +15,7 @@ pub const RESOLVED_WEIGHT: f64 = 1.0;
 pub const GUESSED_WEIGHT: f64 = 0.5;
 
 /// A node: a file or a definition.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GraphNode {
     /// `file:<path>` or `<path>#<kind>:<qualified name>`; stable across re-indexing.
@@ -30,12 +30,14 @@ pub struct GraphNode {
     pub language: Language,
     /// First line (1 for files).
     pub start_line: u32,
-    /// Last line (0 for files: unknown here).
+    /// Last line.
     pub end_line: u32,
+    /// Hash of the node's text: the file's or the definition's.
+    pub hash: String,
 }
 
 /// A directed edge.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GraphEdge {
     /// Source node id.
@@ -49,7 +51,7 @@ pub struct GraphEdge {
 }
 
 /// Nodes and edges of a set of files.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CodeGraph {
     /// Nodes, files first, in path order.
     pub nodes: Vec<GraphNode>,
@@ -98,7 +100,8 @@ pub fn build_graph(outlines: &[FileOutline], files: &FileSet) -> CodeGraph {
             path: o.path.clone(),
             language: o.language,
             start_line: 1,
-            end_line: 0,
+            end_line: o.lines,
+            hash: o.hash.clone(),
         });
     }
     for o in &sorted {
@@ -115,12 +118,14 @@ pub fn build_graph(outlines: &[FileOutline], files: &FileSet) -> CodeGraph {
                 language: o.language,
                 start_line: d.start_line,
                 end_line: d.end_line,
+                hash: d.hash.clone(),
             });
-            by_name.entry(d.name.as_str()).or_default().push((
-                o.path.as_str(),
-                id.clone(),
-                d.kind.as_str(),
-            ));
+            // Go methods are named with their receiver (`Store.Get`); calls name the method.
+            let short = d.name.rsplit('.').next().unwrap_or(&d.name);
+            by_name
+                .entry(short)
+                .or_default()
+                .push((o.path.as_str(), id.clone(), d.kind.as_str()));
             if d.kind == "impl" {
                 // Methods of `impl Trait for Type` name `Type` as their container.
                 let target = d.qualified.rsplit(" for ").next().unwrap_or(&d.qualified);

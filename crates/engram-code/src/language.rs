@@ -1,9 +1,9 @@
 //! The supported languages and their grammars.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A language engram parses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     /// `.ts`, `.mts`, `.cts`

@@ -1,5 +1,6 @@
 //! Code intelligence for engram: tree-sitter parsing of TypeScript, TSX, JavaScript, Python,
-//! Rust and Go, and AST chunking for embedding and search.
+//! Rust and Go; AST chunking for embedding and search; the layer-1 code graph with its
+//! impact closure, and the delta between two versions of it for incremental indexing.
 //!
 //! Pure computation over the text the host hands in — the core never touches a file system,
 //! so the same code runs natively, in the npm package, in a Worker and in a component (the
@@ -17,6 +18,8 @@
 #![warn(missing_docs)]
 
 mod chunk;
+mod closure;
+mod delta;
 mod graph;
 mod language;
 mod outline;
@@ -24,10 +27,17 @@ mod resolve;
 mod syntax;
 
 pub use chunk::{chunk_file, Chunk, ChunkOptions};
+pub use closure::{
+    full_closure, is_dependency, ClosureRow, DependencyIndex, DEFAULT_CLOSURE_DEPTH,
+    DEPENDENCY_KINDS,
+};
+pub use delta::{diff_graphs, GraphDelta};
 pub use graph::{
     build_graph, definition_id, file_id, CodeGraph, GraphEdge, GraphNode, GUESSED_WEIGHT,
     RESOLVED_WEIGHT,
 };
 pub use language::Language;
-pub use outline::{outline_file, Call, Definition, FileOutline, Heritage, Import, Outliner};
+pub use outline::{
+    content_hash, outline_file, Call, Definition, FileOutline, Heritage, Import, Outliner,
+};
 pub use resolve::FileSet;

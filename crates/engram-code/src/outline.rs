@@ -1,14 +1,14 @@
 //! What one file declares and uses: definitions (with containers), calls, imports and
 //! inheritance — the per-file half of the layer-1 graph. Pure: parses the text it is given.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
 use crate::syntax::{definition_kind, definition_name, is_type_container};
 use crate::Language;
 
 /// A definition in a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Definition {
     /// `function`, `method`, `class`, `impl`, `trait`, `interface`, `type`, `module`, …
@@ -26,10 +26,13 @@ pub struct Definition {
     /// Visible outside its file: `export` (JS/TS), `pub` (Rust), a capital letter (Go), no
     /// leading underscore at module level (Python).
     pub exported: bool,
+    /// A hash of the definition's text ([`content_hash`]): tells a changed symbol from one
+    /// that only moved.
+    pub hash: String,
 }
 
 /// A call (or `new X`) inside a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Call {
     /// The called name (the last segment: `save` in `store.save()`).
@@ -41,7 +44,7 @@ pub struct Call {
 }
 
 /// An import of another module.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Import {
     /// As written: `./store`, `..utils.db`, `crate::store::Store`, `github.com/x/y/pkg`;
@@ -54,7 +57,7 @@ pub struct Import {
 }
 
 /// `class A extends B`, `class A(B)`, `impl Trait for Type`, `class A implements I`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Heritage {
     /// The subtype's qualified name.
@@ -66,13 +69,17 @@ pub struct Heritage {
 }
 
 /// Everything the graph needs from one file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileOutline {
     /// The file's path.
     pub path: String,
     /// Its language.
     pub language: Language,
+    /// [`content_hash`] of the whole text.
+    pub hash: String,
+    /// Number of lines.
+    pub lines: u32,
     /// Definitions in source order.
     pub definitions: Vec<Definition>,
     /// Calls in source order.
@@ -81,6 +88,18 @@ pub struct FileOutline {
     pub imports: Vec<Import>,
     /// Inheritance and trait implementations.
     pub heritage: Vec<Heritage>,
+}
+
+/// A stable 64-bit FNV-1a hash of `text` as 16 hex digits: the same on every platform and
+/// build, which is all change detection needs (it is not a defence against collisions
+/// crafted on purpose).
+pub fn content_hash(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 /// Outlines `source` (the contents of `path`); `None` for unsupported languages. Compiles
@@ -118,6 +137,8 @@ impl Outliner {
         let mut outline = FileOutline {
             path: path.to_owned(),
             language,
+            hash: content_hash(source),
+            lines: source.lines().count() as u32,
             definitions: Vec::new(),
             calls: Vec::new(),
             imports: Vec::new(),
@@ -201,6 +222,7 @@ impl Walker<'_> {
                 start_line: Self::line(child),
                 end_line: child.end_position().row as u32 + 1,
                 exported,
+                hash: content_hash(self.source.get(child.byte_range()).unwrap_or_default()),
             });
             self.spans
                 .push((child.start_byte(), child.end_byte(), qualified.clone()));
