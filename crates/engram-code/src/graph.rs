@@ -84,13 +84,16 @@ const TYPE_KINDS: [&str; 6] = ["class", "interface", "trait", "type", "impl", "m
 
 /// Builds the graph of `outlines`, resolving imports among `files` (usually the outlined
 /// paths plus any others of the repository).
-pub fn build_graph(outlines: &[FileOutline], files: &FileSet) -> CodeGraph {
+pub fn build_graph<'a, I>(outlines: I, files: &FileSet) -> CodeGraph
+where
+    I: IntoIterator<Item = &'a FileOutline>,
+{
     let mut graph = CodeGraph::default();
     // name → definition ids, per file and repository-wide.
     let mut by_name: HashMap<&str, Vec<(&str, String, &str)>> = HashMap::new();
     let mut by_qualified: HashMap<(&str, &str), Vec<(String, &str)>> = HashMap::new();
     let mut seen = BTreeSet::new();
-    let mut sorted: Vec<&FileOutline> = outlines.iter().collect();
+    let mut sorted: Vec<&FileOutline> = outlines.into_iter().collect();
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
     for o in &sorted {
         graph.nodes.push(GraphNode {

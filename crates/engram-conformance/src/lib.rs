@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 mod api_vectors;
+pub mod code_graph;
 mod storage;
 
 pub use api_vectors::run_api_vectors;

@@ -25,3 +25,20 @@ async fn api_vectors_pass_on_rusqlite() {
     .unwrap();
     assert!(steps > 30);
 }
+
+#[tokio::test]
+async fn code_graph_on_rusqlite() {
+    let db = SqliteDatabase::open_in_memory().unwrap();
+    let open = |project: &str| {
+        engram::Engram::open(
+            &db,
+            engram::EngramConfig {
+                project_id: project.to_owned(),
+            },
+            engram::Host::native(),
+        )
+    };
+    let engram = open("code").await.unwrap();
+    let fresh = open("code-fresh").await.unwrap();
+    engram_conformance::code_graph::code_graph_suite(&engram, &fresh).await;
+}

@@ -312,6 +312,10 @@ pub struct NewMemory {
     /// Chunk metadata for code or prose chunks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<ChunkMeta>,
+    /// The code-graph node the memory is about (`src/auth.ts#function:verifyJwt`); when the
+    /// symbol or what it depends on changes, re-indexing flags the memory for review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_node_id: Option<String>,
 }
 
 fn default_confidence() -> f64 {
@@ -351,6 +355,7 @@ impl NewMemory {
             flags: TrustFlags::default(),
             citation_text: None,
             chunk: None,
+            target_node_id: None,
         }
     }
 
@@ -433,6 +438,9 @@ pub struct Memory {
     pub embedding_model_id: Option<String>,
     /// Soft-deleted (forgotten) memories are kept for a grace period but never returned.
     pub deprecated: bool,
+    /// The code-graph node the memory is about, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_node_id: Option<String>,
 }
 
 impl Memory {

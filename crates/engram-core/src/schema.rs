@@ -1,6 +1,6 @@
 //! The database schema as versioned migrations (SPEC §3, seeds 000 §17).
 //!
-//! Every statement is idempotent (`IF NOT EXISTS`), and the runner records each applied
+//! Every statement is idempotent (`IF NOT EXISTS`, `DROP … IF EXISTS`), and the runner records each applied
 //! version in `schema_migrations` inside the same transaction, so opening a database twice,
 //! or from two processes at once, is safe. The SQL is plain SQLite/libSQL and identical for
 //! every engine engram runs on.
@@ -37,7 +37,8 @@ pub fn latest_version() -> u32 {
 }
 
 /// All migrations, oldest first.
-pub const MIGRATIONS: &[Migration] = &[Migration {
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
     version: 1,
     name: "initial",
     statements: &[
@@ -159,67 +160,6 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
   step          INTEGER NOT NULL,
   updated_at    TEXT NOT NULL
 )",
-        // Knowledge graph tables.
-        "CREATE TABLE IF NOT EXISTS graph_nodes (
-  id                    TEXT PRIMARY KEY,
-  project_id            TEXT NOT NULL,
-  type                  TEXT NOT NULL,
-  label                 TEXT NOT NULL,
-  file_path             TEXT,
-  language              TEXT,
-  start_line            INTEGER,
-  end_line              INTEGER,
-  layer                 INTEGER NOT NULL DEFAULT 1,
-  source                TEXT NOT NULL,
-  confidence            TEXT NOT NULL DEFAULT 'inferred',
-  metadata              TEXT NOT NULL DEFAULT '{}',
-  created_at            INTEGER NOT NULL,
-  updated_at            INTEGER NOT NULL,
-  stale_at              INTEGER,
-  associated_memory_ids TEXT NOT NULL DEFAULT '[]'
-)",
-        "CREATE INDEX IF NOT EXISTS idx_gn_project_type ON graph_nodes(project_id, type)",
-        "CREATE INDEX IF NOT EXISTS idx_gn_project_label ON graph_nodes(project_id, label)",
-        "CREATE INDEX IF NOT EXISTS idx_gn_file_path ON graph_nodes(project_id, file_path) WHERE file_path IS NOT NULL",
-        "CREATE INDEX IF NOT EXISTS idx_gn_stale ON graph_nodes(stale_at) WHERE stale_at IS NOT NULL",
-        "CREATE TABLE IF NOT EXISTS graph_edges (
-  id         TEXT PRIMARY KEY,
-  project_id TEXT NOT NULL,
-  from_id    TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
-  to_id      TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
-  type       TEXT NOT NULL,
-  layer      INTEGER NOT NULL DEFAULT 1,
-  weight     REAL NOT NULL DEFAULT 1.0,
-  source     TEXT NOT NULL,
-  confidence REAL NOT NULL DEFAULT 1.0,
-  metadata   TEXT NOT NULL DEFAULT '{}',
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  stale_at   INTEGER
-)",
-        "CREATE INDEX IF NOT EXISTS idx_ge_from_type ON graph_edges(from_id, type) WHERE stale_at IS NULL",
-        "CREATE INDEX IF NOT EXISTS idx_ge_to_type ON graph_edges(to_id, type) WHERE stale_at IS NULL",
-        "CREATE INDEX IF NOT EXISTS idx_ge_stale ON graph_edges(stale_at) WHERE stale_at IS NOT NULL",
-        "CREATE TABLE IF NOT EXISTS graph_closure (
-  ancestor_id   TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
-  descendant_id TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
-  depth         INTEGER NOT NULL,
-  path          TEXT NOT NULL,
-  edge_types    TEXT NOT NULL,
-  total_weight  REAL NOT NULL,
-  PRIMARY KEY (ancestor_id, descendant_id)
-)",
-        "CREATE INDEX IF NOT EXISTS idx_gc_ancestor ON graph_closure(ancestor_id, depth)",
-        "CREATE INDEX IF NOT EXISTS idx_gc_descendant ON graph_closure(descendant_id, depth)",
-        "CREATE TABLE IF NOT EXISTS graph_index_state (
-  project_id       TEXT PRIMARY KEY,
-  last_indexed_at  INTEGER NOT NULL,
-  last_commit_sha  TEXT,
-  node_count       INTEGER NOT NULL DEFAULT 0,
-  edge_count       INTEGER NOT NULL DEFAULT 0,
-  stale_edge_count INTEGER NOT NULL DEFAULT 0,
-  index_version    INTEGER NOT NULL DEFAULT 1
-)",
         // Product bookkeeping.
         "CREATE TABLE IF NOT EXISTS reembed_jobs (
   id            TEXT PRIMARY KEY,
@@ -250,7 +190,95 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         "CREATE INDEX IF NOT EXISTS idx_memories_not_deprecated ON memories(project_id, deprecated) WHERE deprecated = 0",
         "CREATE INDEX IF NOT EXISTS idx_co_access_weight ON observer_co_access_edges(weight DESC)",
     ],
-}];
+},
+    Migration {
+        version: 2,
+        name: "code graph",
+        statements: CODE_GRAPH,
+    },
+];
+
+/// Version 2: the knowledge-graph tables keyed by project (node ids are paths, which repeat
+/// across projects), the closure table, and the per-file index state that makes re-indexing
+/// incremental. Version 1 databases had project-less graph tables that nothing ever wrote;
+/// they are dropped first. (The drops run once per database, recorded in the ledger.)
+const CODE_GRAPH: &[&str] = &[
+    "DROP TABLE IF EXISTS graph_closure",
+    "DROP TABLE IF EXISTS graph_edges",
+    "DROP TABLE IF EXISTS graph_nodes",
+    "DROP TABLE IF EXISTS graph_index_state",
+    "CREATE TABLE IF NOT EXISTS graph_nodes (
+  project_id   TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  type         TEXT NOT NULL,
+  label        TEXT NOT NULL,
+  file_path    TEXT,
+  language     TEXT,
+  start_line   INTEGER,
+  end_line     INTEGER,
+  layer        INTEGER NOT NULL DEFAULT 1,
+  source       TEXT NOT NULL,
+  confidence   TEXT NOT NULL DEFAULT 'inferred',
+  hash         TEXT,
+  metadata     TEXT NOT NULL DEFAULT '{}',
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL,
+  stale_at     INTEGER,
+  PRIMARY KEY (project_id, id)
+)",
+    "CREATE INDEX IF NOT EXISTS idx_gn_file ON graph_nodes(project_id, file_path)",
+    "CREATE INDEX IF NOT EXISTS idx_gn_label ON graph_nodes(project_id, label)",
+    "CREATE TABLE IF NOT EXISTS graph_edges (
+  project_id TEXT NOT NULL,
+  from_id    TEXT NOT NULL,
+  type       TEXT NOT NULL,
+  to_id      TEXT NOT NULL,
+  layer      INTEGER NOT NULL DEFAULT 1,
+  weight     REAL NOT NULL DEFAULT 1.0,
+  source     TEXT NOT NULL,
+  metadata   TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  stale_at   INTEGER,
+  PRIMARY KEY (project_id, from_id, type, to_id)
+)",
+    "CREATE INDEX IF NOT EXISTS idx_ge_to ON graph_edges(project_id, to_id, type)",
+    "CREATE TABLE IF NOT EXISTS graph_closure (
+  project_id    TEXT NOT NULL,
+  ancestor_id   TEXT NOT NULL,
+  descendant_id TEXT NOT NULL,
+  depth         INTEGER NOT NULL,
+  path          TEXT NOT NULL,
+  edge_types    TEXT NOT NULL,
+  total_weight  REAL NOT NULL,
+  PRIMARY KEY (project_id, ancestor_id, descendant_id)
+)",
+    "CREATE INDEX IF NOT EXISTS idx_gc_descendant ON graph_closure(project_id, descendant_id, depth)",
+    "CREATE TABLE IF NOT EXISTS graph_index_state (
+  project_id      TEXT PRIMARY KEY,
+  generation      INTEGER NOT NULL DEFAULT 0,
+  last_indexed_at INTEGER NOT NULL,
+  last_commit_sha TEXT,
+  file_count      INTEGER NOT NULL DEFAULT 0,
+  node_count      INTEGER NOT NULL DEFAULT 0,
+  edge_count      INTEGER NOT NULL DEFAULT 0,
+  closure_count   INTEGER NOT NULL DEFAULT 0,
+  closure_depth   INTEGER NOT NULL,
+  index_version   INTEGER NOT NULL DEFAULT 1
+)",
+    "CREATE TABLE IF NOT EXISTS code_files (
+  project_id TEXT NOT NULL,
+  path       TEXT NOT NULL,
+  language   TEXT NOT NULL,
+  hash       TEXT NOT NULL,
+  lines      INTEGER NOT NULL,
+  bytes      INTEGER NOT NULL,
+  outline    TEXT NOT NULL,
+  indexed_at INTEGER NOT NULL,
+  PRIMARY KEY (project_id, path)
+)",
+    "CREATE INDEX IF NOT EXISTS idx_memories_target_node ON memories(project_id, target_node_id) WHERE target_node_id IS NOT NULL",
+];
 
 #[cfg(test)]
 mod tests {
@@ -263,7 +291,10 @@ mod tests {
             assert!(m.version > last, "migration {} out of order", m.version);
             last = m.version;
             for sql in m.statements {
-                assert!(sql.contains("IF NOT EXISTS"), "not idempotent: {sql}");
+                assert!(
+                    sql.contains("IF NOT EXISTS") || sql.starts_with("DROP TABLE IF EXISTS"),
+                    "not idempotent: {sql}"
+                );
             }
         }
         assert_eq!(latest_version(), last);

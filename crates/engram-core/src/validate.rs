@@ -12,6 +12,8 @@ pub const MAX_LABEL_CHARS: usize = 128;
 pub const MAX_PATH_BYTES: usize = 1024;
 /// Longest citation text, in characters (SPEC §4).
 pub const MAX_CITATION_CHARS: usize = 40;
+/// Maximum length of a code-graph node id (`path#kind:qualified name`).
+pub const MAX_NODE_ID_CHARS: usize = 1024;
 /// Longest identifier (session id, commit sha, methodology), in characters.
 pub const MAX_ID_CHARS: usize = 256;
 
@@ -190,6 +192,11 @@ impl NewMemory {
             "citationText",
             self.citation_text.as_deref(),
             MAX_CITATION_CHARS,
+        );
+        check.optional_text(
+            "targetNodeId",
+            self.target_node_id.as_deref(),
+            MAX_NODE_ID_CHARS,
         );
         if let Some(days) = self.decay_half_life_days {
             if !(days.is_finite() && days > 0.0) {

@@ -52,10 +52,12 @@ export interface NewMemory {
   flags?: TrustFlags;
   citationText?: string;
   chunk?: ChunkMeta;
+  /** The code-graph node the memory is about (`src/auth.ts#function:verifyJwt`). */
+  targetNodeId?: string;
 }
 
 /** A stored memory. */
-export interface Memory extends Required<Omit<NewMemory, "phase" | "sessionId" | "commitSha" | "workUnitRef" | "methodology" | "decayHalfLifeDays" | "citationText" | "chunk">> {
+export interface Memory extends Required<Omit<NewMemory, "phase" | "sessionId" | "commitSha" | "workUnitRef" | "methodology" | "decayHalfLifeDays" | "citationText" | "chunk" | "targetNodeId">> {
   id: string;
   projectId: string;
   createdAt: string;
@@ -71,6 +73,7 @@ export interface Memory extends Required<Omit<NewMemory, "phase" | "sessionId" |
   citationText?: string;
   chunk?: ChunkMeta;
   embeddingModelId?: string;
+  targetNodeId?: string;
 }
 
 export interface Remembered {

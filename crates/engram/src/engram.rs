@@ -11,7 +11,7 @@ use crate::breaker::Circuit;
 use crate::embed::Embed;
 use crate::embedding::{EmbedFailure, Embedding};
 use crate::fusion::{Fusion, Path};
-use crate::row::memory_from_row;
+use crate::row::{memory_from_row, MEMORY_COLUMN_COUNT};
 use crate::search::{SearchMode, SearchQuery, SearchResponse};
 use crate::vector_index::VectorIndex;
 
@@ -81,12 +81,16 @@ pub struct EmbeddingStatus {
 
 /// Long-term memory for one project on one database.
 pub struct Engram<D> {
-    db: D,
-    config: EngramConfig,
-    host: Host,
+    pub(crate) db: D,
+    pub(crate) config: EngramConfig,
+    pub(crate) host: Host,
     scanner: Option<SecretScanner>,
     embedding: Option<Embedding>,
     vector_index: Option<VectorIndex>,
+    /// The code graph as of the last index call, reused while the stored generation
+    /// matches.
+    #[cfg(feature = "code")]
+    pub(crate) code: std::cell::RefCell<Option<crate::code::CodeState>>,
 }
 
 impl<D: Database> Engram<D> {
@@ -108,6 +112,8 @@ impl<D: Database> Engram<D> {
             scanner: SecretScanner::new().ok(),
             embedding: None,
             vector_index: None,
+            #[cfg(feature = "code")]
+            code: std::cell::RefCell::new(None),
         })
     }
 
@@ -383,7 +389,9 @@ impl<D: Database> Engram<D> {
             let rows = result.map_err(StoreError::Sql)?;
             for (rank, row) in rows.rows.iter().enumerate() {
                 let memory = memory_from_row(row)?;
-                let metric = row.get(34).map_or(Ok(0.0), |v| v.as_f64("score"))?;
+                let metric = row
+                    .get(MEMORY_COLUMN_COUNT)
+                    .map_or(Ok(0.0), |v| v.as_f64("score"))?;
                 fused.add(*path, rank as u32 + 1, metric, memory);
             }
         }
@@ -568,5 +576,6 @@ fn insert_params(id: &str, project_id: &str, now: &str, m: &NewMemory) -> Vec<Va
         Value::from(chunk.map(|c| c.start_line)),
         Value::from(chunk.map(|c| c.end_line)),
         Value::from(chunk.and_then(|c| c.context_prefix.clone())),
+        Value::from(m.target_node_id.clone()),
     ]
 }

@@ -105,6 +105,7 @@ mod tests {
             decay_half_life_days: None,
             flags: TrustFlags::default(),
             citation_text: None,
+            target_node_id: None,
             chunk: None,
             embedding_model_id: None,
             deprecated: false,

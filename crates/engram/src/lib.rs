@@ -22,6 +22,8 @@
 
 mod breaker;
 mod cache;
+#[cfg(feature = "code")]
+mod code;
 mod embed;
 mod embedding;
 mod engram;
@@ -35,6 +37,11 @@ mod vector_index;
 
 pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
+#[cfg(feature = "code")]
+pub use crate::code::{
+    AttachedMemory, FlaggedMemory, ImpactReport, IndexOptions, IndexReport, LinkedNode, Neighbour,
+    RelatedFile, Rename, SourceFile, MAX_FILE_BYTES, MAX_PATH_CHARS,
+};
 pub use crate::embed::{Embed, EmbedFuture};
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::EngramError;

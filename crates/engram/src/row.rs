@@ -5,11 +5,14 @@ use engram_core::{
 };
 use engram_store::{StoreError, Value};
 
-/// Decodes the first 34 values of `row` (laid out as [`crate::sql::MEMORY_COLUMNS`]).
+/// Columns of [`crate::sql::MEMORY_COLUMNS`]; a query's extra columns (scores) follow them.
+pub const MEMORY_COLUMN_COUNT: usize = 35;
+
+/// Decodes the first [`MEMORY_COLUMN_COUNT`] values of `row` (laid out as [`crate::sql::MEMORY_COLUMNS`]).
 pub fn memory_from_row(row: &[Value]) -> Result<Memory, StoreError> {
-    if row.len() < 34 {
+    if row.len() < MEMORY_COLUMN_COUNT {
         return Err(StoreError::Decode(format!(
-            "memory row has {} columns, expected 34",
+            "memory row has {} columns, expected {MEMORY_COLUMN_COUNT}",
             row.len()
         )));
     }
@@ -72,6 +75,7 @@ pub fn memory_from_row(row: &[Value]) -> Result<Memory, StoreError> {
         chunk,
         embedding_model_id: opt_text(32, "embedding_model_id")?,
         deprecated: flag(33, "deprecated")?,
+        target_node_id: opt_text(34, "target_node_id")?,
     })
 }
 

@@ -1,0 +1,108 @@
+//! Code intelligence on the engram API: indexing a repository's files into the layer-1
+//! graph with its closure, marking files stale, and the queries agents ask of it.
+
+mod impact;
+mod index;
+mod sql;
+
+use engram_store::{Database, Statement, Value};
+
+pub use self::impact::{AttachedMemory, ImpactReport, LinkedNode, Neighbour, RelatedFile};
+pub(crate) use self::index::CodeState;
+use self::index::{validate, Plan};
+pub use self::index::{
+    FlaggedMemory, IndexOptions, IndexReport, Rename, SourceFile, MAX_FILE_BYTES, MAX_PATH_CHARS,
+};
+use crate::{Engram, EngramError};
+
+/// The stored generation of the project's code index, 0 before the first index.
+async fn stored_generation<D: Database>(db: &D, project: &str) -> Result<i64, EngramError> {
+    let results = db
+        .pipeline(&[Statement::with_params(
+            sql::SELECT_STATE,
+            vec![Value::from(project)],
+        )])
+        .await?;
+    let rows = results
+        .into_iter()
+        .next()
+        .transpose()
+        .map_err(engram_store::StoreError::Sql)?;
+    match rows.as_ref().and_then(|r| r.rows.first()) {
+        Some(row) => Ok(row.first().map_or(Ok(0), |v| v.as_i64("generation"))?),
+        None => Ok(0),
+    }
+}
+
+impl<D: Database> Engram<D> {
+    /// Indexes source files into the code graph: new and changed files (by content hash)
+    /// are parsed, unchanged ones skipped; the graph is rebuilt in memory from the kept
+    /// outlines and only the difference — nodes, edges, closure rows of the ancestors a
+    /// changed edge can affect — is written, in one transaction, together with the
+    /// memories flagged for review (those about changed files, changed or removed
+    /// symbols, and direct dependents of those symbols).
+    ///
+    /// With [`IndexOptions::complete`], indexed files absent from `files` are deleted; a
+    /// deleted file whose content reappears under a new path is reported as a rename.
+    /// The host reads files; the core never touches a file system.
+    pub async fn index_files(
+        &self,
+        files: &[SourceFile],
+        options: &IndexOptions,
+    ) -> Result<IndexReport, EngramError> {
+        validate(files, options)?;
+        let project = self.config.project_id.as_str();
+        let generation = stored_generation(&self.db, project).await?;
+        let cached = self.code.borrow_mut().take();
+        let old = match cached {
+            Some(state) if state.generation == generation => state,
+            _ if generation == 0 => CodeState::default(),
+            _ => {
+                let results = self
+                    .db
+                    .pipeline(&[Statement::with_params(
+                        sql::SELECT_FILES,
+                        vec![Value::from(project)],
+                    )])
+                    .await?;
+                let rows = results
+                    .into_iter()
+                    .next()
+                    .transpose()
+                    .map_err(engram_store::StoreError::Sql)?
+                    .unwrap_or_default();
+                CodeState::from_rows(generation, &rows)?
+            }
+        };
+        let now = self.host.clock.now_millis();
+        let plan = Plan::new(old, files, options, project, now);
+        let results = self.db.transaction(&plan.statements).await?;
+        let (state, report) = plan.finish(&results)?;
+        *self.code.borrow_mut() = Some(state);
+        Ok(report)
+    }
+
+    /// Marks the graph nodes of `paths` and the edges out of them stale at once — call it
+    /// when a file changes on disk, before re-indexing it. Stale edges are left out of
+    /// neighbourhoods; impact results through stale nodes say so. [`Engram::index_files`]
+    /// clears the mark. Returns how many nodes were marked.
+    pub async fn mark_stale(&self, paths: &[String]) -> Result<u64, EngramError> {
+        let now = self.host.clock.now_millis();
+        let params = || {
+            vec![
+                Value::from(self.config.project_id.as_str()),
+                Value::from(serde_json::to_string(paths).unwrap_or_else(|_| "[]".into())),
+                Value::Integer(now),
+            ]
+        };
+        // Edges first: they are found through the nodes' not-yet-stale file paths.
+        let results = self
+            .db
+            .transaction(&[
+                Statement::with_params(sql::MARK_STALE_EDGES, params()),
+                Statement::with_params(sql::MARK_STALE_NODES, params()),
+            ])
+            .await?;
+        Ok(results.get(1).map_or(0, |r| r.affected_row_count))
+    }
+}
