@@ -23,6 +23,7 @@ macro_rules! say {
     }};
 }
 
+mod code;
 mod eval;
 mod model;
 mod output;
@@ -132,6 +133,26 @@ enum Command {
     Forget {
         /// The memory id.
         id: String,
+    },
+    /// Index a repository's code into the graph (incremental: only changed files are
+    /// parsed). Honours .gitignore; skips vendored and build folders.
+    Index(code::IndexArgs),
+    /// What a change to a file, symbol id or qualified name impacts, with the memories
+    /// attached.
+    Impact {
+        /// `src/auth.ts`, `src/auth.ts#function:verifyJwt` or `Store.get`.
+        target: String,
+        /// Most hops to follow (the stored closure has 3).
+        #[arg(long, default_value_t = 3)]
+        depth: u32,
+    },
+    /// What a file depends on.
+    Deps {
+        /// The file, relative to the repository root.
+        file: String,
+        /// Most hops to follow.
+        #[arg(long, default_value_t = 3)]
+        depth: u32,
     },
     /// Create a database in a temporary folder, remember a few memories and search them.
     Demo,
@@ -290,6 +311,14 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
         Command::Status => {
             let status = engram.embedding_status().await?;
             output::status(status.as_ref(), json);
+        }
+        Command::Index(args) => code::index(&engram, &args, json).await?,
+        Command::Impact { target, depth } => {
+            code::impact(&engram.analyze_impact(&target, depth).await?, json)
+        }
+        Command::Deps { file, depth } => {
+            let (_, files) = engram.dependencies(&file, depth).await?;
+            code::dependencies(&file, &files, json);
         }
         Command::Demo | Command::Eval(_) => {
             return Err(CliError::Usage("handled before opening a database".into()))

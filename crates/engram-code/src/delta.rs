@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Serialize;
 
 use crate::closure::{is_dependency, ClosureRow, DependencyIndex};
+use crate::graph::node_path;
 use crate::{CodeGraph, GraphEdge, GraphNode};
 
 /// The writes from one graph version to the next.
@@ -20,6 +21,8 @@ pub struct GraphDelta {
     /// Ids of definitions whose text changed or that were removed (not files, not nodes
     /// that only moved): the symbols whose memories need review.
     pub changed_symbols: Vec<String>,
+    /// `(changed symbol, node that depends on it directly)`, in either version.
+    pub dependents: Vec<(String, String)>,
     /// Edges to insert (or re-weight).
     pub added_edges: Vec<GraphEdge>,
     /// Edges that no longer exist.
@@ -47,22 +50,23 @@ fn key(e: &GraphEdge) -> EdgeKey<'_> {
     (e.from.as_str(), e.kind.as_str(), e.to.as_str())
 }
 
-/// The delta from `old` to `new`, with closure rows up to `max_depth`.
-///
-/// The closure is recomputed only for ancestors a changed dependency edge can lie under:
-/// for an edge ending at `b`, `b` itself and what `b` depends on within `max_depth - 1` hops,
-/// in either version (a removed edge shortens paths of the old graph, an added one of the
-/// new). Removed nodes are recomputed too, which empties their rows.
-pub fn diff_graphs(old: &CodeGraph, new: &CodeGraph, max_depth: u32) -> GraphDelta {
+/// Compares two sets of nodes and edges (whole graphs, or the parts of two graphs that
+/// originate in the same files); returns the delta without closure, and the targets of
+/// changed dependency edges.
+fn compare<'a>(
+    old_nodes: impl Iterator<Item = &'a GraphNode> + Clone,
+    new_nodes: impl Iterator<Item = &'a GraphNode> + Clone,
+    old_edges: impl Iterator<Item = &'a GraphEdge> + Clone,
+    new_edges: impl Iterator<Item = &'a GraphEdge> + Clone,
+) -> (GraphDelta, BTreeSet<String>) {
     let mut delta = GraphDelta::default();
-    let old_nodes: HashMap<&str, &GraphNode> =
-        old.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
-    let new_ids: BTreeSet<&str> = new.nodes.iter().map(|n| n.id.as_str()).collect();
-    for node in &new.nodes {
-        match old_nodes.get(node.id.as_str()) {
-            Some(before) if *before == node => {}
-            Some(before) => {
-                if before.hash != node.hash && node.kind != "file" {
+    let before: HashMap<&str, &GraphNode> = old_nodes.clone().map(|n| (n.id.as_str(), n)).collect();
+    let after: BTreeSet<&str> = new_nodes.clone().map(|n| n.id.as_str()).collect();
+    for node in new_nodes {
+        match before.get(node.id.as_str()) {
+            Some(b) if *b == node => {}
+            Some(b) => {
+                if b.hash != node.hash && node.kind != "file" {
                     delta.changed_symbols.push(node.id.clone());
                 }
                 delta.upserted_nodes.push(node.clone());
@@ -70,49 +74,152 @@ pub fn diff_graphs(old: &CodeGraph, new: &CodeGraph, max_depth: u32) -> GraphDel
             None => delta.upserted_nodes.push(node.clone()),
         }
     }
-    for node in &old.nodes {
-        if !new_ids.contains(node.id.as_str()) {
+    for node in old_nodes {
+        if !after.contains(node.id.as_str()) {
             delta.removed_nodes.push(node.id.clone());
             if node.kind != "file" {
                 delta.changed_symbols.push(node.id.clone());
             }
         }
     }
-    let old_edges: HashMap<EdgeKey, &GraphEdge> = old.edges.iter().map(|e| (key(e), e)).collect();
-    let new_edges: HashMap<EdgeKey, &GraphEdge> = new.edges.iter().map(|e| (key(e), e)).collect();
-    let mut changed_targets: BTreeSet<&str> = BTreeSet::new();
-    for e in &new.edges {
-        if old_edges.get(&key(e)).is_none_or(|o| o.weight != e.weight) {
+    let old_keys: HashMap<EdgeKey, f64> = old_edges.clone().map(|e| (key(e), e.weight)).collect();
+    let new_keys: BTreeSet<EdgeKey> = new_edges.clone().map(key).collect();
+    let mut changed_targets = BTreeSet::new();
+    for e in new_edges {
+        if old_keys.get(&key(e)).is_none_or(|w| *w != e.weight) {
             delta.added_edges.push(e.clone());
             if is_dependency(&e.kind) {
-                changed_targets.insert(e.to.as_str());
+                changed_targets.insert(e.to.clone());
             }
         }
     }
-    for e in &old.edges {
-        if !new_edges.contains_key(&key(e)) {
+    for e in old_edges {
+        if !new_keys.contains(&key(e)) {
             delta.removed_edges.push(e.clone());
             if is_dependency(&e.kind) {
-                changed_targets.insert(e.to.as_str());
+                changed_targets.insert(e.to.clone());
             }
         }
     }
-    let old_index = DependencyIndex::new(&old.edges);
-    let new_index = DependencyIndex::new(&new.edges);
-    let mut ancestors: BTreeSet<&str> = BTreeSet::new();
-    let hops = max_depth.saturating_sub(1);
+    (delta, changed_targets)
+}
+
+/// Ancestors whose rows may pass through a changed edge in `index`'s graph, and the
+/// direct dependents of the changed symbols there.
+fn affected(
+    index: &DependencyIndex,
+    delta: &mut GraphDelta,
+    changed_targets: &BTreeSet<String>,
+    max_depth: u32,
+    ancestors: &mut BTreeSet<String>,
+) {
+    let mut found = BTreeSet::new();
     for target in changed_targets {
-        old_index.upstream(target, hops, &mut ancestors);
-        new_index.upstream(target, hops, &mut ancestors);
+        index.upstream(target, max_depth.saturating_sub(1), &mut found);
     }
-    ancestors.extend(delta.removed_nodes.iter().map(String::as_str));
-    for ancestor in ancestors {
-        delta.closure_ancestors.push(ancestor.to_owned());
-        if new_ids.contains(ancestor) {
-            delta
-                .closure_rows
-                .extend(new_index.closure_of(ancestor, max_depth));
+    ancestors.extend(found.into_iter().map(str::to_owned));
+    for symbol in &delta.changed_symbols {
+        for row in index.closure_of(symbol, 1) {
+            let pair = (symbol.clone(), row.descendant);
+            if !delta.dependents.contains(&pair) {
+                delta.dependents.push(pair);
+            }
         }
     }
+}
+
+fn finish(
+    mut delta: GraphDelta,
+    new_index: &DependencyIndex,
+    new_ids: impl Fn(&str) -> bool,
+    mut ancestors: BTreeSet<String>,
+    max_depth: u32,
+) -> GraphDelta {
+    ancestors.extend(delta.removed_nodes.iter().cloned());
+    for ancestor in ancestors {
+        if new_ids(&ancestor) {
+            delta
+                .closure_rows
+                .extend(new_index.closure_of(&ancestor, max_depth));
+        }
+        delta.closure_ancestors.push(ancestor);
+    }
     delta
+}
+
+/// The delta from `old` to `new`, with closure rows up to `max_depth`.
+///
+/// The closure is recomputed only for ancestors a changed dependency edge can lie under:
+/// for an edge ending at `b`, `b` itself and what `b` depends on within `max_depth - 1` hops,
+/// in either version (a removed edge shortens paths of the old graph, an added one of the
+/// new). Removed nodes are recomputed too, which empties their rows.
+pub fn diff_graphs(old: &CodeGraph, new: &CodeGraph, max_depth: u32) -> GraphDelta {
+    let (mut delta, targets) = compare(
+        old.nodes.iter(),
+        new.nodes.iter(),
+        old.edges.iter(),
+        new.edges.iter(),
+    );
+    let mut ancestors = BTreeSet::new();
+    affected(
+        &DependencyIndex::new(&old.edges),
+        &mut delta,
+        &targets,
+        max_depth,
+        &mut ancestors,
+    );
+    let new_index = DependencyIndex::new(&new.edges);
+    affected(&new_index, &mut delta, &targets, max_depth, &mut ancestors);
+    let ids: BTreeSet<&str> = new.nodes.iter().map(|n| n.id.as_str()).collect();
+    finish(
+        delta,
+        &new_index,
+        |id| ids.contains(id),
+        ancestors,
+        max_depth,
+    )
+}
+
+/// Replaces the part of `graph` that originates in the files of `scope` with `part` (from
+/// [`crate::build_file_graph`]) and returns the same delta [`diff_graphs`] would, touching
+/// only those files' nodes and edges. Valid when no other file's edges can have changed:
+/// the set of files and the names each changed file defines are the same as before.
+pub fn patch_graph(
+    graph: &mut CodeGraph,
+    part: CodeGraph,
+    scope: &BTreeSet<&str>,
+    max_depth: u32,
+) -> GraphDelta {
+    let inside = |id: &str| scope.contains(node_path(id));
+    let (mut delta, targets) = compare(
+        graph
+            .nodes
+            .iter()
+            .filter(|n| scope.contains(n.path.as_str())),
+        part.nodes.iter(),
+        graph.edges.iter().filter(|e| inside(&e.from)),
+        part.edges.iter(),
+    );
+    let mut ancestors = BTreeSet::new();
+    affected(
+        &DependencyIndex::new(&graph.edges),
+        &mut delta,
+        &targets,
+        max_depth,
+        &mut ancestors,
+    );
+    graph.nodes.retain(|n| !scope.contains(n.path.as_str()));
+    graph.edges.retain(|e| !inside(&e.from));
+    graph.nodes.extend(part.nodes);
+    graph.edges.extend(part.edges);
+    let new_index = DependencyIndex::new(&graph.edges);
+    affected(&new_index, &mut delta, &targets, max_depth, &mut ancestors);
+    let removed: BTreeSet<String> = delta.removed_nodes.iter().cloned().collect();
+    finish(
+        delta,
+        &new_index,
+        |id| !removed.contains(id),
+        ancestors,
+        max_depth,
+    )
 }

@@ -82,12 +82,39 @@ pub fn definition_id(path: &str, kind: &str, qualified: &str) -> String {
 
 const TYPE_KINDS: [&str; 6] = ["class", "interface", "trait", "type", "impl", "module"];
 
+/// The file a node id belongs to (`file:src/a.ts` and `src/a.ts#function:f` → `src/a.ts`).
+pub fn node_path(id: &str) -> &str {
+    match id.strip_prefix("file:") {
+        Some(path) => path,
+        None => id.split_once('#').map_or(id, |(path, _)| path),
+    }
+}
+
 /// Builds the graph of `outlines`, resolving imports among `files` (usually the outlined
 /// paths plus any others of the repository).
 pub fn build_graph<'a, I>(outlines: I, files: &FileSet) -> CodeGraph
 where
     I: IntoIterator<Item = &'a FileOutline>,
 {
+    build_graph_of(outlines, files, None)
+}
+
+/// The part of the graph of `outlines` that originates in the files of `scope`: their nodes
+/// and every edge whose source is one of them, resolved against the whole repository
+/// exactly as [`build_graph`] resolves it. Re-indexing a file whose definitions kept
+/// their names rebuilds only this part.
+pub fn build_file_graph<'a, I>(outlines: I, files: &FileSet, scope: &BTreeSet<&str>) -> CodeGraph
+where
+    I: IntoIterator<Item = &'a FileOutline>,
+{
+    build_graph_of(outlines, files, Some(scope))
+}
+
+fn build_graph_of<'a, I>(outlines: I, files: &FileSet, scope: Option<&BTreeSet<&str>>) -> CodeGraph
+where
+    I: IntoIterator<Item = &'a FileOutline>,
+{
+    let in_scope = |path: &str| scope.is_none_or(|s| s.contains(path));
     let mut graph = CodeGraph::default();
     // name → definition ids, per file and repository-wide.
     let mut by_name: HashMap<&str, Vec<(&str, String, &str)>> = HashMap::new();
@@ -95,7 +122,7 @@ where
     let mut seen = BTreeSet::new();
     let mut sorted: Vec<&FileOutline> = outlines.into_iter().collect();
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
-    for o in &sorted {
+    for o in sorted.iter().filter(|o| in_scope(&o.path)) {
         graph.nodes.push(GraphNode {
             id: file_id(&o.path),
             kind: "file".into(),
@@ -113,16 +140,18 @@ where
             if !seen.insert(id.clone()) {
                 continue;
             }
-            graph.nodes.push(GraphNode {
-                id: id.clone(),
-                kind: d.kind.clone(),
-                label: d.qualified.clone(),
-                path: o.path.clone(),
-                language: o.language,
-                start_line: d.start_line,
-                end_line: d.end_line,
-                hash: d.hash.clone(),
-            });
+            if in_scope(&o.path) {
+                graph.nodes.push(GraphNode {
+                    id: id.clone(),
+                    kind: d.kind.clone(),
+                    label: d.qualified.clone(),
+                    path: o.path.clone(),
+                    language: o.language,
+                    start_line: d.start_line,
+                    end_line: d.end_line,
+                    hash: d.hash.clone(),
+                });
+            }
             // Go methods are named with their receiver (`Store.Get`); calls name the method.
             let short = d.name.rsplit('.').next().unwrap_or(&d.name);
             by_name
@@ -157,7 +186,7 @@ where
             .map(|(id, _)| id.clone())
     };
     let mut imported: HashMap<&str, BTreeSet<String>> = HashMap::new();
-    for o in &sorted {
+    for o in sorted.iter().filter(|o| in_scope(&o.path)) {
         let file = file_id(&o.path);
         for import in &o.imports {
             for target in files.resolve(&o.path, o.language, import) {
@@ -212,7 +241,7 @@ where
         }
     };
     let callable: &[&str] = &["function", "method", "class", "type", "macro"];
-    for o in &sorted {
+    for o in sorted.iter().filter(|o| in_scope(&o.path)) {
         for call in &o.calls {
             let from = match &call.caller {
                 Some(q) => by_qualified

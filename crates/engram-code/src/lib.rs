@@ -31,10 +31,10 @@ pub use closure::{
     full_closure, is_dependency, ClosureRow, DependencyIndex, DEFAULT_CLOSURE_DEPTH,
     DEPENDENCY_KINDS,
 };
-pub use delta::{diff_graphs, GraphDelta};
+pub use delta::{diff_graphs, patch_graph, GraphDelta};
 pub use graph::{
-    build_graph, definition_id, file_id, CodeGraph, GraphEdge, GraphNode, GUESSED_WEIGHT,
-    RESOLVED_WEIGHT,
+    build_file_graph, build_graph, definition_id, file_id, node_path, CodeGraph, GraphEdge,
+    GraphNode, GUESSED_WEIGHT, RESOLVED_WEIGHT,
 };
 pub use language::Language;
 pub use outline::{

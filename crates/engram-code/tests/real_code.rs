@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use engram_code::{
-    build_graph, chunk_file, diff_graphs, full_closure, ChunkOptions, ClosureRow, CodeGraph,
-    FileOutline, FileSet, Language, Outliner,
+    build_file_graph, build_graph, chunk_file, diff_graphs, full_closure, patch_graph,
+    ChunkOptions, ClosureRow, CodeGraph, FileOutline, FileSet, Language, Outliner,
 };
 
 fn corpus(name: &str) -> PathBuf {
@@ -455,4 +455,76 @@ fn a_renamed_definition_is_a_changed_symbol_and_moved_code_is_not() {
         .removed_edges
         .iter()
         .any(|e| e.kind == "calls" && e.from == "b.py#function:use"));
+}
+
+/// When an edit keeps a file's definition names, rebuilding only that file's part of the
+/// graph gives the same graph and the same delta as rebuilding everything.
+#[test]
+fn patching_one_file_equals_rebuilding_the_graph() {
+    for (name, path, edit) in [
+        (
+            "python/pytest-8.3.4/src",
+            "_pytest/main.py",
+            (
+                "return wrap_session(config, _main)",
+                "return _main(config, None)",
+            ),
+        ),
+        (
+            "typescript/rxjs-7.8.1/src",
+            "internal/operators/map.ts",
+            (
+                "return operate((source, subscriber) => {",
+                "return operate((source, subscriber) => { hasLift(source);",
+            ),
+        ),
+        (
+            "go/src",
+            "github.com/spf13/cobra/command.go",
+            ("_, err := c.ExecuteC()", "err := c.Find()"),
+        ),
+    ] {
+        let before = corpus_index(name);
+        let mut files = before.files.clone();
+        let file = files.iter_mut().find(|(p, _)| p == path).expect("file");
+        assert!(file.1.contains(edit.0), "{path}: edit anchor missing");
+        file.1 = file.1.replacen(edit.0, edit.1, 1);
+        let after = index(files.clone());
+        let full = diff_graphs(&before.graph, &after.graph, 3);
+
+        let set = FileSet::new(files.iter().map(|(p, _)| p.as_str()));
+        let scope: BTreeSet<&str> = BTreeSet::from([path]);
+        let part = build_file_graph(&after.outlines, &set, &scope);
+        let mut patched = before.graph.clone();
+        let delta = patch_graph(&mut patched, part, &scope, 3);
+
+        let mut a = patched.edges.clone();
+        let mut b = after.graph.edges.clone();
+        a.sort_by(|x, y| (&x.from, &x.kind, &x.to).cmp(&(&y.from, &y.kind, &y.to)));
+        b.sort_by(|x, y| (&x.from, &x.kind, &x.to).cmp(&(&y.from, &y.kind, &y.to)));
+        assert!(a == b, "{name}: patched edges differ");
+        let mut a = patched.nodes.clone();
+        let mut b = after.graph.nodes.clone();
+        a.sort_by(|x, y| x.id.cmp(&y.id));
+        b.sort_by(|x, y| x.id.cmp(&y.id));
+        assert!(a == b, "{name}: patched nodes differ");
+        assert!(
+            !delta.added_edges.is_empty() || !delta.removed_edges.is_empty(),
+            "{name}: no edge changed"
+        );
+        let sort_nodes = |mut v: Vec<engram_code::GraphNode>| {
+            v.sort_by(|x, y| x.id.cmp(&y.id));
+            v
+        };
+        assert_eq!(
+            sort_nodes(delta.upserted_nodes),
+            sort_nodes(full.upserted_nodes)
+        );
+        assert_eq!(delta.changed_symbols.len(), full.changed_symbols.len());
+        assert_eq!(delta.closure_ancestors, full.closure_ancestors, "{name}");
+        assert!(
+            sorted(delta.closure_rows) == sorted(full.closure_rows),
+            "{name}"
+        );
+    }
 }

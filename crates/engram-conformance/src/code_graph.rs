@@ -242,6 +242,15 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
     last[1].path = "src/users/index.ts".into();
     last.remove(2);
     fresh.index_files(&last, &all).await.unwrap();
+    let (a, b) = (
+        engram.code_index_status().await.unwrap(),
+        fresh.code_index_status().await.unwrap(),
+    );
+    assert_eq!(
+        (a.files, a.nodes, a.edges, a.closure_rows),
+        (b.files, b.nodes, b.edges, b.closure_rows)
+    );
+    assert!(a.closure_rows > 0 && a.generation > b.generation);
     for target in ["src/db.ts", "query", "src/users/index.ts"] {
         let a = engram.analyze_impact(target, 3).await.unwrap();
         let b = fresh.analyze_impact(target, 3).await.unwrap();

@@ -156,6 +156,14 @@ async fn real_repository_on_an_embedded_libsql_file() {
         .contains(&"_pytest/main.py#function:pytest_cmdline_main".to_owned()));
     let fresh = open(&db, "pytest-fresh").await;
     fresh.index_files(&edited, &all).await.unwrap();
+    let (a, b) = (
+        engram.code_index_status().await.unwrap(),
+        fresh.code_index_status().await.unwrap(),
+    );
+    assert_eq!(
+        (a.files, a.nodes, a.edges, a.closure_rows),
+        (b.files, b.nodes, b.edges, b.closure_rows)
+    );
     for target in [
         "_pytest/main.py",
         "_pytest/nodes.py#class:Node",

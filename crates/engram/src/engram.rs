@@ -91,6 +91,10 @@ pub struct Engram<D> {
     /// matches.
     #[cfg(feature = "code")]
     pub(crate) code: std::cell::RefCell<Option<crate::code::CodeState>>,
+    /// A parser with each language's compiled queries (compiling them costs more than
+    /// parsing a file).
+    #[cfg(feature = "code")]
+    pub(crate) outliner: std::cell::RefCell<Option<engram_code::Outliner>>,
 }
 
 impl<D: Database> Engram<D> {
@@ -114,6 +118,8 @@ impl<D: Database> Engram<D> {
             vector_index: None,
             #[cfg(feature = "code")]
             code: std::cell::RefCell::new(None),
+            #[cfg(feature = "code")]
+            outliner: std::cell::RefCell::new(None),
         })
     }
 

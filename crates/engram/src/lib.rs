@@ -39,8 +39,9 @@ pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
 #[cfg(feature = "code")]
 pub use crate::code::{
-    AttachedMemory, FlaggedMemory, ImpactReport, IndexOptions, IndexReport, LinkedNode, Neighbour,
-    RelatedFile, Rename, SourceFile, MAX_FILE_BYTES, MAX_PATH_CHARS,
+    AttachedMemory, CodeIndexStatus, FlaggedMemory, ImpactReport, IndexOptions, IndexProgress,
+    IndexReport, LinkedNode, Neighbour, RelatedFile, Rename, SourceFile, MAX_FILE_BYTES,
+    MAX_PATH_CHARS,
 };
 pub use crate::embed::{Embed, EmbedFuture};
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};

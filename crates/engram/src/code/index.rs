@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use engram_code::{
-    build_graph, content_hash, diff_graphs, CodeGraph, DependencyIndex, FileOutline, FileSet,
-    Language, Outliner, DEFAULT_CLOSURE_DEPTH,
+    build_file_graph, build_graph, content_hash, diff_graphs, node_path, patch_graph, CodeGraph,
+    FileOutline, FileSet, Language, Outliner, DEFAULT_CLOSURE_DEPTH,
 };
 use engram_core::ValidationError;
 use engram_store::{Rows, Statement, StoreError, Value};
@@ -116,6 +116,18 @@ pub struct IndexReport {
     pub flagged: Vec<FlaggedMemory>,
 }
 
+/// Progress of the parse phase of an index call, reported after each file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexProgress {
+    /// Files looked at so far.
+    pub files_done: u64,
+    /// Files handed in.
+    pub files_total: u64,
+    /// Lines parsed so far (unchanged files are not parsed).
+    pub lines_parsed: u64,
+}
+
 /// What an instance remembers between calls: the outlines and graph of the generation it
 /// last read or wrote, so a one-file re-index neither reloads nor reparses the repository.
 #[derive(Debug, Clone, Default)]
@@ -144,6 +156,26 @@ impl CodeState {
             graph,
         })
     }
+}
+
+/// What other files' edges can see of a file: its definitions' names, kinds, containers
+/// and visibility (not their lines or text).
+fn signature(outline: &FileOutline) -> Vec<(&str, &str, &str, Option<&str>, bool)> {
+    let mut names: Vec<_> = outline
+        .definitions
+        .iter()
+        .map(|d| {
+            (
+                d.kind.as_str(),
+                d.name.as_str(),
+                d.qualified.as_str(),
+                d.container.as_deref(),
+                d.exported,
+            )
+        })
+        .collect();
+    names.sort_unstable();
+    names
 }
 
 fn graph_of(outlines: &BTreeMap<String, FileOutline>) -> CodeGraph {
@@ -210,6 +242,8 @@ impl Plan {
         options: &IndexOptions,
         project: &str,
         now: i64,
+        progress: &mut dyn FnMut(IndexProgress),
+        outliner: &mut Outliner,
     ) -> Plan {
         let CodeState {
             generation: old_generation,
@@ -217,13 +251,17 @@ impl Plan {
             graph: old_graph,
         } = old;
         let mut report = IndexReport::default();
-        let mut outliner = Outliner::new();
         let mut sizes: HashMap<&str, usize> = HashMap::new();
         let mut looked_at: Vec<&str> = Vec::new();
         let mut new_paths: Vec<(String, String)> = Vec::new();
         let mut changed_files: Vec<String> = Vec::new();
         let mut parsed: Vec<FileOutline> = Vec::new();
-        for file in files {
+        for (done, file) in files.iter().enumerate() {
+            progress(IndexProgress {
+                files_done: done as u64,
+                files_total: files.len() as u64,
+                lines_parsed: report.lines_parsed,
+            });
             let Some(_) = Language::from_path(&file.path) else {
                 report.unsupported += 1;
                 continue;
@@ -255,6 +293,11 @@ impl Plan {
                 parsed.push(outline);
             }
         }
+        progress(IndexProgress {
+            files_done: files.len() as u64,
+            files_total: files.len() as u64,
+            lines_parsed: report.lines_parsed,
+        });
         // Files too large or unsupported now count as gone from the graph.
         let given: BTreeSet<&str> = looked_at.iter().copied().collect();
         let mut deleted: BTreeSet<String> = options
@@ -300,11 +343,32 @@ impl Plan {
                 })
             })
             .collect();
+        // Other files' edges can only change when the set of files or the names a changed
+        // file defines change; otherwise only the changed files' part of the graph is
+        // rebuilt.
+        let local = deleted.is_empty()
+            && new_paths.is_empty()
+            && parsed.iter().all(|o| {
+                outlines
+                    .get(&o.path)
+                    .is_some_and(|before| signature(before) == signature(o))
+            });
+        let scope: BTreeSet<String> = parsed.iter().map(|o| o.path.clone()).collect();
         for outline in parsed {
             outlines.insert(outline.path.clone(), outline);
         }
-        let graph = graph_of(&outlines);
-        let delta = diff_graphs(&old_graph, &graph, DEFAULT_CLOSURE_DEPTH);
+        let (graph, delta) = if local {
+            let scope: BTreeSet<&str> = scope.iter().map(String::as_str).collect();
+            let files = FileSet::new(outlines.keys().map(String::as_str));
+            let part = build_file_graph(outlines.values(), &files, &scope);
+            let mut graph = old_graph;
+            let delta = patch_graph(&mut graph, part, &scope, DEFAULT_CLOSURE_DEPTH);
+            (graph, delta)
+        } else {
+            let graph = graph_of(&outlines);
+            let delta = diff_graphs(&old_graph, &graph, DEFAULT_CLOSURE_DEPTH);
+            (graph, delta)
+        };
 
         // Why each memory would be flagged, keyed by node id or file path.
         let mut reasons: HashMap<String, String> = HashMap::new();
@@ -316,29 +380,14 @@ impl Plan {
             };
             reasons.insert(path.clone(), why);
         }
-        let old_index = DependencyIndex::new(&old_graph.edges);
-        let new_index = DependencyIndex::new(&graph.edges);
-        let node_files: HashMap<&str, &str> = old_graph
-            .nodes
-            .iter()
-            .chain(&graph.nodes)
-            .map(|n| (n.id.as_str(), n.path.as_str()))
-            .collect();
         let mut flag_paths: BTreeSet<String> =
             changed_files.iter().chain(&deleted).cloned().collect();
-        for symbol in &delta.changed_symbols {
-            for index in [&old_index, &new_index] {
-                for row in index.closure_of(symbol, 1) {
-                    let why = format!("depends on changed symbol: {symbol}");
-                    if let Some(path) = node_files.get(row.descendant.as_str()) {
-                        flag_paths.insert((*path).to_owned());
-                        reasons
-                            .entry((*path).to_owned())
-                            .or_insert_with(|| why.clone());
-                    }
-                    reasons.entry(row.descendant).or_insert(why);
-                }
-            }
+        for (symbol, dependent) in &delta.dependents {
+            let why = format!("depends on changed symbol: {symbol}");
+            let path = node_path(dependent).to_owned();
+            reasons.entry(path.clone()).or_insert_with(|| why.clone());
+            flag_paths.insert(path);
+            reasons.entry(dependent.clone()).or_insert(why);
         }
         for symbol in &delta.changed_symbols {
             reasons.insert(symbol.clone(), format!("symbol changed: {symbol}"));
@@ -354,7 +403,21 @@ impl Plan {
         report.closure_rows_written = delta.closure_rows.len() as u64;
 
         let p = || Value::from(project);
-        let mut statements = Vec::new();
+        let generation = old_generation + 1;
+        // First: it counts the closure rows about to be replaced.
+        let mut statements = vec![Statement::with_params(
+            sql::UPSERT_STATE,
+            vec![
+                p(),
+                Value::Integer(generation),
+                Value::Integer(now),
+                Value::Integer(outlines.len() as i64),
+                Value::Integer(graph.nodes.len() as i64),
+                Value::Integer(graph.edges.len() as i64),
+                Value::Integer(i64::from(DEFAULT_CLOSURE_DEPTH)),
+                Value::from(json(&delta.closure_ancestors)),
+            ],
+        )];
         let mut bulk = |sql: &'static str, items: Vec<serde_json::Value>, with_now: bool| {
             for part in items.chunks(ROWS_PER_STATEMENT) {
                 let mut params = vec![p(), Value::from(json(part))];
@@ -453,18 +516,9 @@ impl Plan {
                 vec![p(), Value::from(json(&nodes)), Value::from(json(&paths))],
             ));
         }
-        let generation = old_generation + 1;
         statements.push(Statement::with_params(
-            sql::UPSERT_STATE,
-            vec![
-                p(),
-                Value::Integer(generation),
-                Value::Integer(now),
-                Value::Integer(outlines.len() as i64),
-                Value::Integer(graph.nodes.len() as i64),
-                Value::Integer(graph.edges.len() as i64),
-                Value::Integer(i64::from(DEFAULT_CLOSURE_DEPTH)),
-            ],
+            sql::ADD_CLOSURE_COUNT,
+            vec![p(), Value::Integer(delta.closure_rows.len() as i64)],
         ));
         Plan {
             state: CodeState {

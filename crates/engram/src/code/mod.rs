@@ -11,9 +11,30 @@ pub use self::impact::{AttachedMemory, ImpactReport, LinkedNode, Neighbour, Rela
 pub(crate) use self::index::CodeState;
 use self::index::{validate, Plan};
 pub use self::index::{
-    FlaggedMemory, IndexOptions, IndexReport, Rename, SourceFile, MAX_FILE_BYTES, MAX_PATH_CHARS,
+    FlaggedMemory, IndexOptions, IndexProgress, IndexReport, Rename, SourceFile, MAX_FILE_BYTES,
+    MAX_PATH_CHARS,
 };
 use crate::{Engram, EngramError};
+
+/// The code index of a project, as stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeIndexStatus {
+    /// Index calls that wrote something; 0 before the first.
+    pub generation: i64,
+    /// When the last one finished (Unix milliseconds).
+    pub last_indexed_at: i64,
+    /// Indexed files.
+    pub files: i64,
+    /// Graph nodes.
+    pub nodes: i64,
+    /// Graph edges.
+    pub edges: i64,
+    /// Closure rows.
+    pub closure_rows: i64,
+    /// Hops the closure covers.
+    pub closure_depth: i64,
+}
 
 /// The stored generation of the project's code index, 0 before the first index.
 async fn stored_generation<D: Database>(db: &D, project: &str) -> Result<i64, EngramError> {
@@ -50,6 +71,18 @@ impl<D: Database> Engram<D> {
         files: &[SourceFile],
         options: &IndexOptions,
     ) -> Result<IndexReport, EngramError> {
+        self.index_files_with_progress(files, options, &mut |_| {})
+            .await
+    }
+
+    /// [`Engram::index_files`], calling `progress` after each file is looked at (the parse
+    /// phase; the write that follows is one transaction).
+    pub async fn index_files_with_progress(
+        &self,
+        files: &[SourceFile],
+        options: &IndexOptions,
+        progress: &mut dyn FnMut(IndexProgress),
+    ) -> Result<IndexReport, EngramError> {
         validate(files, options)?;
         let project = self.config.project_id.as_str();
         let generation = stored_generation(&self.db, project).await?;
@@ -75,11 +108,43 @@ impl<D: Database> Engram<D> {
             }
         };
         let now = self.host.clock.now_millis();
-        let plan = Plan::new(old, files, options, project, now);
+        let mut outliner = self.outliner.borrow_mut().take().unwrap_or_default();
+        let plan = Plan::new(old, files, options, project, now, progress, &mut outliner);
+        *self.outliner.borrow_mut() = Some(outliner);
         let results = self.db.transaction(&plan.statements).await?;
         let (state, report) = plan.finish(&results)?;
         *self.code.borrow_mut() = Some(state);
         Ok(report)
+    }
+
+    /// The stored state of this project's code index (zeros before the first index).
+    pub async fn code_index_status(&self) -> Result<CodeIndexStatus, EngramError> {
+        let results = self
+            .db
+            .pipeline(&[Statement::with_params(
+                sql::SELECT_STATUS,
+                vec![Value::from(self.config.project_id.as_str())],
+            )])
+            .await?;
+        let rows = results
+            .into_iter()
+            .next()
+            .transpose()
+            .map_err(engram_store::StoreError::Sql)?
+            .unwrap_or_default();
+        let Some(row) = rows.rows.first() else {
+            return Ok(CodeIndexStatus::default());
+        };
+        let int = |i: usize, what: &str| row.get(i).map_or(Ok(0), |v| v.as_i64(what));
+        Ok(CodeIndexStatus {
+            generation: int(0, "generation")?,
+            last_indexed_at: int(1, "last_indexed_at")?,
+            files: int(2, "file_count")?,
+            nodes: int(3, "node_count")?,
+            edges: int(4, "edge_count")?,
+            closure_rows: int(5, "closure_count")?,
+            closure_depth: int(6, "closure_depth")?,
+        })
     }
 
     /// Marks the graph nodes of `paths` and the edges out of them stale at once — call it

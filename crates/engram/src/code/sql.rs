@@ -6,6 +6,10 @@
 pub const SELECT_STATE: &str =
     "SELECT generation, closure_depth FROM graph_index_state WHERE project_id = ?1";
 
+/// The index state for status output (`?1` project).
+pub const SELECT_STATUS: &str = "SELECT generation, last_indexed_at, file_count, node_count, \
+edge_count, closure_count, closure_depth FROM graph_index_state WHERE project_id = ?1";
+
 /// Every indexed file with its outline (`?1` project).
 pub const SELECT_FILES: &str =
     "SELECT path, hash, outline FROM code_files WHERE project_id = ?1 ORDER BY path";
@@ -96,12 +100,19 @@ WHERE f.value IN (SELECT value FROM json_each(?3)))) \
 RETURNING id, target_node_id, related_files";
 
 /// Records the new index state (`?2` generation, `?3` now, `?4` files, `?5` nodes,
-/// `?6` edges, `?7` closure depth); the closure is counted where it is stored.
+/// `?6` edges, `?7` closure depth) before the closure rows of the ancestors in `?8` are
+/// replaced: their rows are subtracted here, the new ones added by [`ADD_CLOSURE_COUNT`]
+/// (cheaper than counting the table on every re-index).
 pub const UPSERT_STATE: &str = "INSERT INTO graph_index_state \
 (project_id, generation, last_indexed_at, file_count, node_count, edge_count, closure_count, \
-closure_depth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
-(SELECT count(*) FROM graph_closure WHERE project_id = ?1), ?7) \
+closure_depth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7) \
 ON CONFLICT (project_id) DO UPDATE SET generation = excluded.generation, \
 last_indexed_at = excluded.last_indexed_at, file_count = excluded.file_count, \
 node_count = excluded.node_count, edge_count = excluded.edge_count, \
-closure_count = excluded.closure_count, closure_depth = excluded.closure_depth";
+closure_depth = excluded.closure_depth, closure_count = closure_count - \
+(SELECT count(*) FROM graph_closure WHERE project_id = ?1 \
+AND ancestor_id IN (SELECT value FROM json_each(?8)))";
+
+/// Adds the closure rows just written (`?2`) to the count.
+pub const ADD_CLOSURE_COUNT: &str =
+    "UPDATE graph_index_state SET closure_count = closure_count + ?2 WHERE project_id = ?1";
