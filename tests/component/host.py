@@ -26,6 +26,13 @@ def _unwrap(value):
     return value
 
 
+def _source_file(f):
+    record = Record()
+    setattr(record, "path", f["path"])
+    setattr(record, "content", f["content"])
+    return record
+
+
 class ComponentHost:
     """Loads the component once; each `open` makes an engram resource in one store."""
 
@@ -47,11 +54,15 @@ class ComponentHost:
         if api is None:
             raise RuntimeError("component does not export engram:memory/api@0.1.0")
         self.funcs = {}
-        index = self.instance.get_export_index(self.store, "chunk-file", api)
-        self.funcs["chunk-file"] = self.instance.get_func(self.store, index)
+        for name in ["chunk-file", "code-graph"]:
+            index = self.instance.get_export_index(self.store, name, api)
+            self.funcs[name] = self.instance.get_func(self.store, index)
         for name in ["[static]engram.open", "[static]engram.open-with-model",
                      "[method]engram.remember", "[method]engram.search",
                      "[method]engram.get", "[method]engram.forget", "[method]engram.embed-pending",
+                     "[method]engram.index-files", "[method]engram.analyze-impact",
+                     "[method]engram.dependencies", "[method]engram.neighbours",
+                     "[method]engram.mark-stale",
                      "[static]model.load", "[static]model.load-dir", "[method]model.id", "[method]model.dims",
                      "[method]model.embed"]:
             index = self.instance.get_export_index(self.store, name, api)
@@ -72,6 +83,9 @@ class ComponentHost:
 
     def chunk_file(self, path, source, max_chars=None):
         return json.loads(self.funcs["chunk-file"](self.store, path, source, max_chars))
+
+    def code_graph(self, files):
+        return json.loads(self.funcs["code-graph"](self.store, [_source_file(f) for f in files]))
 
     def load_model_dir(self, path: str):
         return ComponentModel(self, self.call("[static]model.load-dir", path))
@@ -121,6 +135,26 @@ class ComponentEngram:
 
     def forget(self, memory_id):
         return self.host.call("[method]engram.forget", self.handle, memory_id)
+
+    def index_files(self, files, complete=True, removed=()):
+        options = Record()
+        setattr(options, "complete", complete)
+        setattr(options, "removed", list(removed))
+        report = self.host.call("[method]engram.index-files", self.handle,
+                                [_source_file(f) for f in files], options)
+        return json.loads(report)
+
+    def analyze_impact(self, target, max_depth=3):
+        return json.loads(self.host.call("[method]engram.analyze-impact", self.handle, target, max_depth))
+
+    def dependencies(self, file, max_depth=3):
+        return json.loads(self.host.call("[method]engram.dependencies", self.handle, file, max_depth))
+
+    def neighbours(self, files):
+        return json.loads(self.host.call("[method]engram.neighbours", self.handle, list(files)))
+
+    def mark_stale(self, paths):
+        return self.host.call("[method]engram.mark-stale", self.handle, list(paths))
 
     def embed_pending(self, batch):
         return json.loads(self.host.call("[method]engram.embed-pending", self.handle, batch))

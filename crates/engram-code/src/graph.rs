@@ -82,6 +82,22 @@ pub fn definition_id(path: &str, kind: &str, qualified: &str) -> String {
 
 const TYPE_KINDS: [&str; 6] = ["class", "interface", "trait", "type", "impl", "module"];
 
+/// Outlines `files` (path and contents; unsupported languages are left out) and builds
+/// their graph: the one-call form hosts and test vectors use.
+pub fn graph_of_files<'a, I>(files: I) -> CodeGraph
+where
+    I: IntoIterator<Item = (&'a str, &'a str)>,
+{
+    let mut outliner = crate::Outliner::new();
+    let files: Vec<(&str, &str)> = files.into_iter().collect();
+    let outlines: Vec<FileOutline> = files
+        .iter()
+        .filter_map(|(path, source)| outliner.outline(path, source))
+        .collect();
+    let set = FileSet::new(files.iter().map(|(path, _)| *path));
+    build_graph(&outlines, &set)
+}
+
 /// The file a node id belongs to (`file:src/a.ts` and `src/a.ts#function:f` → `src/a.ts`).
 pub fn node_path(id: &str) -> &str {
     match id.strip_prefix("file:") {

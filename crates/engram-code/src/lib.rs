@@ -33,8 +33,8 @@ pub use closure::{
 };
 pub use delta::{diff_graphs, patch_graph, GraphDelta};
 pub use graph::{
-    build_file_graph, build_graph, definition_id, file_id, node_path, CodeGraph, GraphEdge,
-    GraphNode, GUESSED_WEIGHT, RESOLVED_WEIGHT,
+    build_file_graph, build_graph, definition_id, file_id, graph_of_files, node_path, CodeGraph,
+    GraphEdge, GraphNode, GUESSED_WEIGHT, RESOLVED_WEIGHT,
 };
 pub use language::Language;
 pub use outline::{

@@ -218,7 +218,15 @@ impl Walker<'_> {
                 kind: kind.to_owned(),
                 name: name.clone(),
                 qualified: qualified.clone(),
-                container: container.map(str::to_owned),
+                // Go methods are declared outside their type; the receiver is the container.
+                container: container.map(str::to_owned).or_else(|| {
+                    (self.language == Language::Go && kind == "method")
+                        .then(|| {
+                            name.split_once('.')
+                                .map(|(receiver, _)| receiver.to_owned())
+                        })
+                        .flatten()
+                }),
                 start_line: Self::line(child),
                 end_line: child.end_position().row as u32 + 1,
                 exported,

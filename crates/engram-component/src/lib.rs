@@ -23,7 +23,7 @@ wit_bindgen::generate!({
 });
 
 use crate::engram::memory::types::Violation;
-use exports::engram::memory::api::{Error, Options};
+use exports::engram::memory::api::{Error, IndexOptions, Options, SourceFile};
 use exports::engram::memory::api::{Guest, GuestEngram, GuestModel, ModelBorrow};
 
 struct Component;
@@ -50,6 +50,13 @@ impl Guest for Component {
         let chunks = engram_code::chunk_file(&path, &source, &options);
         // Plain data; serializing it cannot fail.
         serde_json::to_string(&chunks).unwrap_or_else(|_| "[]".to_owned())
+    }
+
+    fn code_graph(files: Vec<SourceFile>) -> String {
+        let graph = engram_code::graph_of_files(
+            files.iter().map(|f| (f.path.as_str(), f.content.as_str())),
+        );
+        serde_json::to_string(&graph).unwrap_or_else(|_| "{}".to_owned())
     }
 }
 
@@ -153,6 +160,36 @@ impl GuestEngram for EngramResource {
             Some(memory) => to_json(&memory).map(Some),
             None => Ok(None),
         }
+    }
+
+    fn index_files(&self, files: Vec<SourceFile>, options: IndexOptions) -> Result<String, Error> {
+        let files: Vec<::engram::SourceFile> = files
+            .into_iter()
+            .map(|f| ::engram::SourceFile::new(f.path, f.content))
+            .collect();
+        let options = ::engram::IndexOptions {
+            complete: options.complete,
+            removed: options.removed,
+        };
+        let report = run(self.inner.index_files(&files, &options))?;
+        to_json(&report)
+    }
+
+    fn analyze_impact(&self, target: String, max_depth: u32) -> Result<String, Error> {
+        to_json(&run(self.inner.analyze_impact(&target, max_depth))?)
+    }
+
+    fn dependencies(&self, file: String, max_depth: u32) -> Result<String, Error> {
+        let (nodes, files) = run(self.inner.dependencies(&file, max_depth))?;
+        to_json(&serde_json::json!({ "nodes": nodes, "files": files }))
+    }
+
+    fn neighbours(&self, files: Vec<String>) -> Result<String, Error> {
+        to_json(&run(self.inner.neighbours(&files))?)
+    }
+
+    fn mark_stale(&self, paths: Vec<String>) -> Result<u64, Error> {
+        run(self.inner.mark_stale(&paths))
     }
 
     fn forget(&self, id: String) -> Result<bool, Error> {

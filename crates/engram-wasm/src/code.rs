@@ -1,10 +1,129 @@
 //! Code intelligence from JavaScript.
 
-use engram_code::{chunk_file, ChunkOptions};
-use js_sys::Reflect;
+use engram::{IndexOptions, SourceFile};
+use engram_code::{chunk_file, graph_of_files, ChunkOptions};
+use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
 
-use crate::errors::js_error;
+use crate::errors::{js_error, to_js_error};
+use crate::EngramHandle;
+
+/// Parses a JSON-able JavaScript value as `T`, naming what was wrong.
+fn parse<T: serde::de::DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, JsValue> {
+    let json = js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| {
+            js_error(
+                "invalid_input",
+                &format!("{what} cannot be converted to JSON"),
+                Some((what, "cannot be converted to JSON")),
+            )
+        })?;
+    serde_json::from_str(&json).map_err(|e| {
+        js_error(
+            "invalid_input",
+            &format!("{what}: {e}"),
+            Some((what, &e.to_string())),
+        )
+    })
+}
+
+/// The layer-1 code graph of `files` (`SourceFile[]`): nodes and edges, nothing stored.
+#[wasm_bindgen(js_name = codeGraph, unchecked_return_type = "CodeGraph")]
+pub fn code_graph_js(
+    #[wasm_bindgen(unchecked_param_type = "SourceFile[]")] files: JsValue,
+) -> Result<JsValue, JsValue> {
+    let files: Vec<SourceFile> = parse(&files, "files")?;
+    crate::types::to_js(&graph_of_files(
+        files.iter().map(|f| (f.path.as_str(), f.content.as_str())),
+    ))
+}
+
+#[wasm_bindgen(js_class = Engram)]
+impl EngramHandle {
+    /// Indexes source files into the code graph: only new and changed files are parsed;
+    /// the graph, its closure and memories about changed symbols are updated in one
+    /// transaction. Resolves to an `IndexReport`.
+    #[wasm_bindgen(js_name = indexFiles, unchecked_return_type = "Promise<IndexReport>")]
+    pub fn index_files(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SourceFile[]")] files: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "IndexOptions | undefined")] options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let files: Vec<SourceFile> = parse(&files, "files")?;
+            let options: IndexOptions = if options.is_undefined() || options.is_null() {
+                IndexOptions::default()
+            } else {
+                parse(&options, "options")?
+            };
+            let report = inner
+                .index_files(&files, &options)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            crate::types::to_js(&report)
+        })
+    }
+
+    /// What a change to `target` (file path, node id or qualified name) impacts, up to
+    /// `maxDepth` hops (default 3), with the memories attached. One round trip.
+    #[wasm_bindgen(js_name = analyzeImpact, unchecked_return_type = "Promise<ImpactReport>")]
+    pub fn analyze_impact(&self, target: String, max_depth: Option<u32>) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let report = inner
+                .analyze_impact(&target, max_depth.unwrap_or(3))
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            crate::types::to_js(&report)
+        })
+    }
+
+    /// What `file` depends on, up to `maxDepth` hops (default 3). One round trip.
+    #[wasm_bindgen(
+        unchecked_return_type = "Promise<{ nodes: LinkedNode[]; files: RelatedFile[] }>"
+    )]
+    pub fn dependencies(&self, file: String, max_depth: Option<u32>) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let (nodes, files) = inner
+                .dependencies(&file, max_depth.unwrap_or(3))
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            crate::types::to_js(&serde_json::json!({ "nodes": nodes, "files": files }))
+        })
+    }
+
+    /// Files one live dependency edge away from `files`. One round trip.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Neighbour[]>")]
+    pub fn neighbours(&self, files: Vec<String>) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let list = inner
+                .neighbours(&files)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            crate::types::to_js(&list)
+        })
+    }
+
+    /// Marks the graph of `paths` stale (their files changed on disk); resolves to the
+    /// number of nodes marked. `indexFiles` clears the mark.
+    #[wasm_bindgen(js_name = markStale, unchecked_return_type = "Promise<number>")]
+    pub fn mark_stale(&self, paths: Vec<String>) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let marked = inner
+                .mark_stale(&paths)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::from_f64(marked as f64))
+        })
+    }
+}
 
 /// Splits a file's contents into chunks at definition boundaries (TypeScript, TSX,
 /// JavaScript, Python, Rust, Go; other files by lines). `options`: `{ maxChars?, maxLines? }`

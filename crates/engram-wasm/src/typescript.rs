@@ -104,6 +104,59 @@ export interface Chunk {
   contextPrefix: string;
 }
 
+/** A source file handed to `indexFiles` / `codeGraph`: a path relative to the repository root, with `/`. */
+export interface SourceFile { path: string; content: string; }
+
+/** How to read one `indexFiles` call. */
+export interface IndexOptions {
+  /** The files are the whole repository: indexed files missing from them were deleted. */
+  complete?: boolean;
+  /** Paths deleted since the last call (for partial calls). */
+  removed?: string[];
+}
+
+/** What one `indexFiles` call did. */
+export interface IndexReport {
+  files: number; unchanged: number; added: number; changed: number; deleted: number;
+  renamed: { from: string; to: string }[];
+  unsupported: number; tooLarge: string[]; linesParsed: number;
+  nodes: number; edges: number; nodesWritten: number; nodesRemoved: number;
+  edgesAdded: number; edgesRemoved: number; closureAncestors: number; closureRowsWritten: number;
+  changedSymbols: string[];
+  /** Memories flagged for review, with why. */
+  flagged: { id: string; reason: string }[];
+}
+
+/** A graph node reached from a query's target. */
+export interface LinkedNode {
+  id: string; kind: string; label: string; path: string; startLine: number; endLine: number;
+  depth: number; totalWeight: number; pathIds: string[]; edgeKinds: string[]; stale: boolean;
+}
+
+/** A file reached from a query's target. */
+export interface RelatedFile { path: string; depth: number; weight: number; nodes: number; }
+
+/** A memory attached (by `targetNodeId` or `relatedFiles`) to an impacted node or file. */
+export interface AttachedMemory {
+  id: string; type: MemoryType; content: string; confidence: number; needsReview: boolean;
+  attachedTo: string; depth: number;
+}
+
+/** What a change to a target impacts. */
+export interface ImpactReport {
+  target: string; targets: LinkedNode[]; impacted: LinkedNode[]; files: RelatedFile[];
+  memories: AttachedMemory[];
+}
+
+/** A file one dependency edge away. */
+export interface Neighbour { path: string; direction: "depends_on" | "dependent" | "both"; weight: number; }
+
+/** The layer-1 code graph of a set of files. */
+export interface CodeGraph {
+  nodes: { id: string; kind: string; label: string; path: string; language: string; startLine: number; endLine: number; hash: string }[];
+  edges: { from: string; to: string; kind: string; weight: number }[];
+}
+
 /** A remote embedding provider, called through `fetch`; every answer must have `dims` floats. */
 export interface RemoteEmbedderOptions {
   provider: "openai" | "ollama";
