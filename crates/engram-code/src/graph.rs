@@ -3,7 +3,7 @@
 //! edges. Names are resolved the way a reader would: the same file first, then the files it
 //! imports, then a name that is unique in the repository (a weaker edge).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +106,20 @@ pub fn node_path(id: &str) -> &str {
     }
 }
 
+/// A definition by reference: its id is formatted only when an edge needs it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Def<'a> {
+    path: &'a str,
+    kind: &'a str,
+    qualified: &'a str,
+}
+
+impl Def<'_> {
+    fn id(&self) -> String {
+        definition_id(self.path, self.kind, self.qualified)
+    }
+}
+
 /// Builds the graph of `outlines`, resolving imports among `files` (usually the outlined
 /// paths plus any others of the repository).
 pub fn build_graph<'a, I>(outlines: I, files: &FileSet) -> CodeGraph
@@ -132,10 +146,11 @@ where
 {
     let in_scope = |path: &str| scope.is_none_or(|s| s.contains(path));
     let mut graph = CodeGraph::default();
-    // name → definition ids, per file and repository-wide.
-    let mut by_name: HashMap<&str, Vec<(&str, String, &str)>> = HashMap::new();
-    let mut by_qualified: HashMap<(&str, &str), Vec<(String, &str)>> = HashMap::new();
-    let mut seen = BTreeSet::new();
+    // name → definitions, per file and repository-wide; ids are formatted only for the
+    // edges emitted (a scoped rebuild indexes every definition but emits few edges).
+    let mut by_name: HashMap<&str, Vec<Def>> = HashMap::new();
+    let mut by_qualified: HashMap<(&str, &str), Vec<Def>> = HashMap::new();
+    let mut seen: HashSet<Def> = HashSet::new();
     let mut sorted: Vec<&FileOutline> = outlines.into_iter().collect();
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
     for o in sorted.iter().filter(|o| in_scope(&o.path)) {
@@ -151,14 +166,19 @@ where
         });
     }
     for o in &sorted {
+        let scoped = in_scope(&o.path);
         for d in &o.definitions {
-            let id = definition_id(&o.path, &d.kind, &d.qualified);
-            if !seen.insert(id.clone()) {
+            let def = Def {
+                path: &o.path,
+                kind: &d.kind,
+                qualified: &d.qualified,
+            };
+            if !seen.insert(def) {
                 continue;
             }
-            if in_scope(&o.path) {
+            if scoped {
                 graph.nodes.push(GraphNode {
-                    id: id.clone(),
+                    id: def.id(),
                     kind: d.kind.clone(),
                     label: d.qualified.clone(),
                     path: o.path.clone(),
@@ -170,22 +190,19 @@ where
             }
             // Go methods are named with their receiver (`Store.Get`); calls name the method.
             let short = d.name.rsplit('.').next().unwrap_or(&d.name);
-            by_name
-                .entry(short)
-                .or_default()
-                .push((o.path.as_str(), id.clone(), d.kind.as_str()));
+            by_name.entry(short).or_default().push(def);
             if d.kind == "impl" {
                 // Methods of `impl Trait for Type` name `Type` as their container.
                 let target = d.qualified.rsplit(" for ").next().unwrap_or(&d.qualified);
                 by_qualified
                     .entry((o.path.as_str(), target))
                     .or_default()
-                    .push((id.clone(), "impl"));
+                    .push(def);
             }
             by_qualified
                 .entry((o.path.as_str(), d.qualified.as_str()))
                 .or_default()
-                .push((id, d.kind.as_str()));
+                .push(def);
         }
     }
     let mut edges: BTreeMap<(String, String, &'static str), f64> = BTreeMap::new();
@@ -198,8 +215,8 @@ where
         let candidates = by_qualified.get(&(path, qualified))?;
         TYPE_KINDS
             .iter()
-            .find_map(|k| candidates.iter().find(|(_, kind)| kind == k))
-            .map(|(id, _)| id.clone())
+            .find_map(|k| candidates.iter().find(|d| d.kind == *k))
+            .map(Def::id)
     };
     let mut imported: HashMap<&str, BTreeSet<String>> = HashMap::new();
     for o in sorted.iter().filter(|o| in_scope(&o.path)) {
@@ -231,28 +248,29 @@ where
         let Some(all) = by_name.get(name) else {
             return Vec::new();
         };
-        let fits = |kind: &str| kinds.is_none_or(|ks| ks.contains(&kind));
-        let candidates: Vec<&(&str, String, &str)> =
-            all.iter().filter(|(_, _, k)| fits(k)).collect();
-        let local: Vec<(String, f64)> = candidates
+        let fits = |d: &&Def| kinds.is_none_or(|ks| ks.contains(&d.kind));
+        let local: Vec<(String, f64)> = all
             .iter()
-            .filter(|(p, _, _)| *p == path)
-            .map(|(_, id, _)| (id.clone(), RESOLVED_WEIGHT))
+            .filter(fits)
+            .filter(|d| d.path == path)
+            .map(|d| (d.id(), RESOLVED_WEIGHT))
             .collect();
         if !local.is_empty() {
             return local;
         }
         let imports = imported.get(path);
-        let via_imports: Vec<(String, f64)> = candidates
+        let via_imports: Vec<(String, f64)> = all
             .iter()
-            .filter(|(p, _, _)| imports.is_some_and(|i| i.contains(*p)))
-            .map(|(_, id, _)| (id.clone(), RESOLVED_WEIGHT))
+            .filter(fits)
+            .filter(|d| imports.is_some_and(|i| i.contains(d.path)))
+            .map(|d| (d.id(), RESOLVED_WEIGHT))
             .collect();
         if !via_imports.is_empty() {
             return via_imports;
         }
-        match candidates.as_slice() {
-            [(_, id, _)] => vec![(id.clone(), GUESSED_WEIGHT)],
+        let mut candidates = all.iter().filter(fits);
+        match (candidates.next(), candidates.next()) {
+            (Some(d), None) => vec![(d.id(), GUESSED_WEIGHT)],
             _ => Vec::new(),
         }
     };
@@ -262,8 +280,8 @@ where
             let from = match &call.caller {
                 Some(q) => by_qualified
                     .get(&(o.path.as_str(), q.as_str()))
-                    .and_then(|c| c.iter().find(|(_, k)| *k != "impl"))
-                    .map(|(id, _)| id.clone())
+                    .and_then(|c| c.iter().find(|d| d.kind != "impl"))
+                    .map(Def::id)
                     .unwrap_or_else(|| file_id(&o.path)),
                 None => file_id(&o.path),
             };

@@ -157,7 +157,7 @@ async fn main() {
     // A new instance (a new CLI process) reads the stored outlines back first.
     let cold = open(&db).await;
     let mut one = files[0].clone();
-    one.content.push_str("\n");
+    one.content.push('\n');
     let t = Instant::now();
     cold.index_files(std::slice::from_ref(&one), &IndexOptions::default())
         .await

@@ -90,6 +90,20 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
         impact.impacted[0].path_ids.first().map(String::as_str),
         Some("src/db.ts#function:query")
     );
+    let handler = impact
+        .impacted
+        .iter()
+        .find(|n| n.id == "src/routes.ts#function:handler")
+        .unwrap();
+    assert_eq!(
+        handler.path_ids,
+        vec![
+            "src/db.ts#function:query",
+            "src/users.ts#function:getUser",
+            "src/routes.ts#function:handler"
+        ]
+    );
+    assert_eq!(handler.edge_kinds, vec!["calls", "calls"]);
     let attached: Vec<(&str, &str, u32)> = impact
         .memories
         .iter()
@@ -127,6 +141,10 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
         dep_ids.contains(&("src/db.ts#function:query", 2)),
         "{dep_ids:?}"
     );
+    // Paths run from the depended-upon node to the file's own node.
+    let query = deps.iter().find(|n| n.depth == 2).unwrap();
+    assert_eq!(query.path_ids.first(), Some(&query.id));
+    assert_eq!(query.path_ids.len(), 3);
     assert_eq!(dep_files[0].path, "src/users.ts");
 
     let around = engram.neighbours(&["src/users.ts".into()]).await.unwrap();

@@ -200,7 +200,8 @@ pub const MIGRATIONS: &[Migration] = &[
 
 /// Version 2: the knowledge-graph tables keyed by project (node ids are paths, which repeat
 /// across projects), the closure table, and the per-file index state that makes re-indexing
-/// incremental. Version 1 databases had project-less graph tables that nothing ever wrote;
+/// incremental. Keyed tables are `WITHOUT ROWID` (one b-tree instead of two per insert); a
+/// closure row stores only the nodes between its ends (`via`), most rows being one hop. Version 1 databases had project-less graph tables that nothing ever wrote;
 /// they are dropped first. (The drops run once per database, recorded in the ledger.)
 const CODE_GRAPH: &[&str] = &[
     "DROP TABLE IF EXISTS graph_closure",
@@ -225,7 +226,7 @@ const CODE_GRAPH: &[&str] = &[
   updated_at   INTEGER NOT NULL,
   stale_at     INTEGER,
   PRIMARY KEY (project_id, id)
-)",
+) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS idx_gn_file ON graph_nodes(project_id, file_path)",
     "CREATE INDEX IF NOT EXISTS idx_gn_label ON graph_nodes(project_id, label)",
     "CREATE TABLE IF NOT EXISTS graph_edges (
@@ -241,18 +242,18 @@ const CODE_GRAPH: &[&str] = &[
   updated_at INTEGER NOT NULL,
   stale_at   INTEGER,
   PRIMARY KEY (project_id, from_id, type, to_id)
-)",
+) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS idx_ge_to ON graph_edges(project_id, to_id, type)",
     "CREATE TABLE IF NOT EXISTS graph_closure (
   project_id    TEXT NOT NULL,
   ancestor_id   TEXT NOT NULL,
   descendant_id TEXT NOT NULL,
   depth         INTEGER NOT NULL,
-  path          TEXT NOT NULL,
+  via           TEXT NOT NULL,
   edge_types    TEXT NOT NULL,
   total_weight  REAL NOT NULL,
   PRIMARY KEY (project_id, ancestor_id, descendant_id)
-)",
+) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS idx_gc_descendant ON graph_closure(project_id, descendant_id, depth)",
     "CREATE TABLE IF NOT EXISTS graph_index_state (
   project_id      TEXT PRIMARY KEY,

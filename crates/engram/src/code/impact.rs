@@ -23,7 +23,7 @@ AND n.start_line >= t.start_line AND n.end_line <= t.end_line)))";
 
 fn impacted_sql() -> String {
     format!(
-        "WITH {TARGETS} SELECT c.ancestor_id, c.descendant_id, c.depth, c.path, c.edge_types, \
+        "WITH {TARGETS} SELECT c.ancestor_id, c.descendant_id, c.depth, c.via, c.edge_types, \
 c.total_weight, n.type, n.label, n.file_path, n.start_line, n.end_line, n.stale_at \
 FROM graph_closure c JOIN graph_nodes n ON n.project_id = c.project_id AND n.id = c.descendant_id \
 WHERE c.project_id = ?1 AND c.depth <= ?3 AND c.ancestor_id IN (SELECT id FROM targets) \
@@ -55,7 +55,7 @@ ORDER BY m.confidence DESC, m.id LIMIT {MAX_ATTACHED_MEMORIES}"
 }
 
 /// The nodes of a file (`?2`) as descendants: what they depend on, up to `?3` hops.
-const DEPENDENCIES: &str = "SELECT c.descendant_id, c.ancestor_id, c.depth, c.path, c.edge_types, \
+const DEPENDENCIES: &str = "SELECT c.descendant_id, c.ancestor_id, c.depth, c.via, c.edge_types, \
 c.total_weight, n.type, n.label, n.file_path, n.start_line, n.end_line, n.stale_at \
 FROM graph_closure c JOIN graph_nodes n ON n.project_id = c.project_id AND n.id = c.ancestor_id \
 WHERE c.project_id = ?1 AND c.depth <= ?3 AND c.descendant_id IN \
@@ -169,16 +169,26 @@ pub struct Neighbour {
     pub weight: f64,
 }
 
-fn linked(row: &[Value]) -> Result<LinkedNode, StoreError> {
-    let [_, id, depth, path, kinds, weight, kind, label, file, start, end, stale] = row else {
+/// Decodes a closure row joined with the node at its `id` end. `other` is the node at the
+/// other end; the path runs from the ancestor to the descendant, so it is reversed when
+/// `id` is the ancestor (dependencies).
+fn linked(row: &[Value], id_is_ancestor: bool) -> Result<LinkedNode, StoreError> {
+    let [other, id, depth, via, kinds, weight, kind, label, file, start, end, stale] = row else {
         return Err(StoreError::Decode("graph row shape".into()));
     };
     let list = |v: &Value, what: &str| -> Result<Vec<String>, StoreError> {
         serde_json::from_str(v.as_text(what)?)
             .map_err(|e| StoreError::Decode(format!("{what}: {e}")))
     };
+    let depth = depth.as_i64("depth")?.max(0) as u32;
+    let (id, other) = (id.as_text("id")?, other.as_text("id")?);
+    let mut path_ids = vec![if id_is_ancestor { id } else { other }.to_owned()];
+    if depth > 0 {
+        path_ids.extend(list(via, "via")?);
+        path_ids.push(if id_is_ancestor { other } else { id }.to_owned());
+    }
     Ok(LinkedNode {
-        id: id.as_text("id")?.to_owned(),
+        id: id.to_owned(),
         kind: kind.as_text("type")?.to_owned(),
         label: label.as_text("label")?.to_owned(),
         path: file
@@ -187,20 +197,23 @@ fn linked(row: &[Value]) -> Result<LinkedNode, StoreError> {
             .to_owned(),
         start_line: start.as_i64("start_line")?.max(0) as u32,
         end_line: end.as_i64("end_line")?.max(0) as u32,
-        depth: depth.as_i64("depth")?.max(0) as u32,
+        depth,
         total_weight: weight.as_f64("total_weight")?,
-        path_ids: list(path, "path")?,
+        path_ids,
         edge_kinds: list(kinds, "edge_types")?,
         stale: !matches!(stale, Value::Null),
     })
 }
 
 /// Keeps each node once (rows come nearest and heaviest first) and groups them by file.
-fn dedupe(rows: &Rows) -> Result<(Vec<LinkedNode>, Vec<RelatedFile>), StoreError> {
+fn dedupe(
+    rows: &Rows,
+    id_is_ancestor: bool,
+) -> Result<(Vec<LinkedNode>, Vec<RelatedFile>), StoreError> {
     let mut seen = HashMap::new();
     let mut nodes = Vec::new();
     for row in &rows.rows {
-        let node = linked(row)?;
+        let node = linked(row, id_is_ancestor)?;
         if seen.insert(node.id.clone(), ()).is_none() {
             nodes.push(node);
         }
@@ -264,8 +277,8 @@ impl<D: Database> Engram<D> {
                 .await?,
         )?
         .into_iter();
-        let (targets, _) = dedupe(&out.next().unwrap_or_default())?;
-        let (impacted, files) = dedupe(&out.next().unwrap_or_default())?;
+        let (targets, _) = dedupe(&out.next().unwrap_or_default(), false)?;
+        let (impacted, files) = dedupe(&out.next().unwrap_or_default(), false)?;
         let memories = attach(&out.next().unwrap_or_default(), &targets, &impacted)?;
         Ok(ImpactReport {
             target: target.to_owned(),
@@ -296,7 +309,7 @@ impl<D: Database> Engram<D> {
                 )])
                 .await?,
         )?;
-        Ok(dedupe(&out.into_iter().next().unwrap_or_default())?)
+        Ok(dedupe(&out.into_iter().next().unwrap_or_default(), true)?)
     }
 
     /// Files one live dependency edge away from `files`, in either direction, heaviest

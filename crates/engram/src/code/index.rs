@@ -497,7 +497,11 @@ impl Plan {
                         r.ancestor,
                         r.descendant,
                         r.depth,
-                        json(&r.path),
+                        json(
+                            r.path
+                                .get(1..r.path.len().saturating_sub(1))
+                                .unwrap_or_default()
+                        ),
                         json(&r.edge_kinds),
                         r.total_weight
                     ])

@@ -64,10 +64,10 @@ json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?2))";
 pub const DELETE_CLOSURE: &str = "DELETE FROM graph_closure WHERE project_id = ?1 \
 AND ancestor_id IN (SELECT value FROM json_each(?2))";
 
-/// Inserts closure rows from `?2`: `[[ancestor, descendant, depth, path, kinds, weight]]`
-/// (path and kinds as JSON text).
+/// Inserts closure rows from `?2`: `[[ancestor, descendant, depth, via, kinds, weight]]`
+/// (the nodes between the ends and the edge kinds as JSON text).
 pub const INSERT_CLOSURE: &str = "INSERT OR REPLACE INTO graph_closure \
-(project_id, ancestor_id, descendant_id, depth, path, edge_types, total_weight) \
+(project_id, ancestor_id, descendant_id, depth, via, edge_types, total_weight) \
 SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
 json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), \
 json_extract(value, '$[5]') FROM json_each(?2)";
