@@ -19,8 +19,9 @@ use super::sql;
 pub const MAX_FILE_BYTES: usize = 1 << 20;
 /// Longest accepted path.
 pub const MAX_PATH_CHARS: usize = 1024;
-/// Rows per bulk statement: keeps each request body reasonable over HTTP.
-const ROWS_PER_STATEMENT: usize = 2_000;
+/// Rows per bulk statement: at most 8 × 400 parameters, far below SQLite's limit, and a
+/// request body of reasonable size over HTTP.
+const ROWS_PER_STATEMENT: usize = 400;
 
 /// A file handed in by the host: a path relative to the repository root, with `/`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -418,100 +419,113 @@ impl Plan {
                 Value::from(json(&delta.closure_ancestors)),
             ],
         )];
-        let mut bulk = |sql: &'static str, items: Vec<serde_json::Value>, with_now: bool| {
-            for part in items.chunks(ROWS_PER_STATEMENT) {
-                let mut params = vec![p(), Value::from(json(part))];
-                if with_now {
-                    params.push(Value::Integer(now));
-                }
-                statements.push(Statement::with_params(sql, params));
-            }
-        };
+        let now_params = || vec![p(), Value::Integer(now)];
         let deleted_paths: Vec<serde_json::Value> =
             deleted.iter().map(|p| p.as_str().into()).collect();
-        bulk(sql::DELETE_FILES, deleted_paths, false);
-        bulk(sql::UPSERT_FILES, file_rows, true);
-        bulk(
+        keys(&mut statements, sql::DELETE_FILES, deleted_paths, vec![p()]);
+        keys(&mut statements, sql::UPSERT_FILES, file_rows, now_params());
+        keys(
+            &mut statements,
             sql::DELETE_NODES,
             delta
                 .removed_nodes
                 .iter()
                 .map(|id| id.as_str().into())
                 .collect(),
-            false,
+            vec![p()],
         );
-        bulk(
-            sql::UPSERT_NODES,
-            delta
-                .upserted_nodes
-                .iter()
-                .map(|n| {
-                    serde_json::json!([
-                        n.id,
-                        n.kind,
-                        n.label,
-                        n.path,
-                        n.language,
-                        n.start_line,
-                        n.end_line,
-                        n.hash
-                    ])
-                })
-                .collect(),
-            true,
+        let node_rows: Vec<Vec<Value>> = delta
+            .upserted_nodes
+            .iter()
+            .map(|n| {
+                vec![
+                    Value::from(n.id.as_str()),
+                    Value::from(n.kind.as_str()),
+                    Value::from(n.label.as_str()),
+                    Value::from(n.path.as_str()),
+                    Value::from(n.language.as_str()),
+                    Value::Integer(i64::from(n.start_line)),
+                    Value::Integer(i64::from(n.end_line)),
+                    Value::from(n.hash.as_str()),
+                ]
+            })
+            .collect();
+        values(
+            &mut statements,
+            sql::upsert_nodes,
+            node_rows,
+            vec![p(), Value::Integer(now)],
         );
-        bulk(
+        keys(
+            &mut statements,
             sql::DELETE_EDGES,
             delta
                 .removed_edges
                 .iter()
                 .map(|e| serde_json::json!([e.from, e.kind, e.to]))
                 .collect(),
-            false,
+            vec![p()],
         );
-        bulk(
-            sql::UPSERT_EDGES,
-            delta
-                .added_edges
-                .iter()
-                .map(|e| serde_json::json!([e.from, e.kind, e.to, e.weight]))
-                .collect(),
-            true,
+        let edge_rows: Vec<Vec<Value>> = delta
+            .added_edges
+            .iter()
+            .map(|e| {
+                vec![
+                    Value::from(e.from.as_str()),
+                    Value::from(e.kind.as_str()),
+                    Value::from(e.to.as_str()),
+                    Value::Float(e.weight),
+                ]
+            })
+            .collect();
+        values(
+            &mut statements,
+            sql::upsert_edges,
+            edge_rows,
+            vec![p(), Value::Integer(now)],
         );
-        bulk(
+        keys(
+            &mut statements,
             sql::DELETE_CLOSURE,
             delta
                 .closure_ancestors
                 .iter()
                 .map(|id| id.as_str().into())
                 .collect(),
-            false,
+            vec![p()],
         );
-        bulk(
-            sql::INSERT_CLOSURE,
-            delta
-                .closure_rows
-                .iter()
-                .map(|r| {
-                    serde_json::json!([
-                        r.ancestor,
-                        r.descendant,
-                        r.depth,
-                        json(
-                            r.path
-                                .get(1..r.path.len().saturating_sub(1))
-                                .unwrap_or_default()
-                        ),
-                        json(&r.edge_kinds),
-                        r.total_weight
-                    ])
-                })
-                .collect(),
-            false,
+        let closure_rows: Vec<Vec<Value>> = delta
+            .closure_rows
+            .iter()
+            .map(|r| {
+                let via = r
+                    .path
+                    .get(1..r.path.len().saturating_sub(1))
+                    .unwrap_or_default();
+                vec![
+                    Value::from(r.ancestor.as_str()),
+                    Value::from(r.descendant.as_str()),
+                    Value::Integer(i64::from(r.depth)),
+                    Value::from(json(via)),
+                    Value::from(json(&r.edge_kinds)),
+                    Value::Float(r.total_weight),
+                ]
+            })
+            .collect();
+        values(
+            &mut statements,
+            sql::insert_closure,
+            closure_rows,
+            vec![p()],
         );
         let looked: Vec<serde_json::Value> = looked_at.iter().map(|p| (*p).into()).collect();
-        bulk(sql::CLEAR_STALE_NODES, looked.clone(), false);
-        bulk(sql::CLEAR_STALE_EDGES, looked, false);
+        keys(
+            &mut statements,
+            sql::CLEAR_STALE_NODES,
+            looked.clone(),
+            vec![p()],
+        );
+        keys(&mut statements, sql::CLEAR_STALE_EDGES, looked, vec![p()]);
         if !reasons.is_empty() {
             let nodes: Vec<&str> = reasons.keys().map(String::as_str).collect();
             let paths: Vec<&str> = flag_paths.iter().map(String::as_str).collect();
@@ -565,6 +579,36 @@ impl Plan {
         }
         self.report.flagged.sort_by(|a, b| a.id.cmp(&b.id));
         Ok((self.state, self.report))
+    }
+}
+
+/// Appends statements taking `leading` parameters and one JSON array of `items` (keys to
+/// delete, files to upsert), a few hundred items per statement.
+fn keys(
+    statements: &mut Vec<Statement>,
+    sql: &'static str,
+    items: Vec<serde_json::Value>,
+    leading: Vec<Value>,
+) {
+    for part in items.chunks(ROWS_PER_STATEMENT) {
+        let mut params = leading.clone();
+        params.push(Value::from(json(part)));
+        statements.push(Statement::with_params(sql, params));
+    }
+}
+
+/// Appends multi-row inserts of `rows` (each `leading` parameters first), a few hundred rows
+/// per statement.
+fn values(
+    statements: &mut Vec<Statement>,
+    sql: fn(usize) -> String,
+    rows: Vec<Vec<Value>>,
+    leading: Vec<Value>,
+) {
+    for part in rows.chunks(ROWS_PER_STATEMENT) {
+        let mut params = leading.clone();
+        params.extend(part.iter().flatten().cloned());
+        statements.push(Statement::with_params(sql(part.len()), params));
     }
 }
 

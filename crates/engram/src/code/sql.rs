@@ -1,6 +1,7 @@
-//! SQL of the code graph. Bulk writes pass one JSON array per statement and expand it with
-//! `json_each`, so a re-index is a handful of statements whatever its size, every value is
-//! bound, and the same text runs on every engine.
+//! SQL of the code graph. Rows are written as multi-row `VALUES` lists of bound parameters
+//! (a few hundred rows per statement: no per-row JSON to parse, far below every engine's
+//! parameter limit); lists of keys to delete travel as one JSON array expanded with
+//! `json_each`. Every value is bound; the SQL text holds only placeholders.
 
 /// The index state and the files' hashes (`?1` project).
 pub const SELECT_STATE: &str =
@@ -14,12 +15,12 @@ edge_count, closure_count, closure_depth FROM graph_index_state WHERE project_id
 pub const SELECT_FILES: &str =
     "SELECT path, hash, outline FROM code_files WHERE project_id = ?1 ORDER BY path";
 
-/// Upserts files from `?2`: `[{path, language, hash, lines, bytes, outline}]`.
+/// Upserts files from `?3`: `[{path, language, hash, lines, bytes, outline}]`; `?2` now.
 pub const UPSERT_FILES: &str = "INSERT INTO code_files \
 (project_id, path, language, hash, lines, bytes, outline, indexed_at) \
 SELECT ?1, json_extract(value, '$.path'), json_extract(value, '$.language'), \
 json_extract(value, '$.hash'), json_extract(value, '$.lines'), json_extract(value, '$.bytes'), \
-json_extract(value, '$.outline'), ?3 FROM json_each(?2) WHERE true \
+json_extract(value, '$.outline'), ?2 FROM json_each(?3) WHERE true \
 ON CONFLICT (project_id, path) DO UPDATE SET language = excluded.language, \
 hash = excluded.hash, lines = excluded.lines, bytes = excluded.bytes, \
 outline = excluded.outline, indexed_at = excluded.indexed_at";
@@ -28,32 +29,9 @@ outline = excluded.outline, indexed_at = excluded.indexed_at";
 pub const DELETE_FILES: &str = "DELETE FROM code_files WHERE project_id = ?1 \
 AND path IN (SELECT value FROM json_each(?2))";
 
-/// Upserts nodes from `?2`: `[[id, type, label, path, language, start, end, hash]]`; `?3`
-/// now. Clears staleness: the node was just rebuilt.
-pub const UPSERT_NODES: &str = "INSERT INTO graph_nodes \
-(project_id, id, type, label, file_path, language, start_line, end_line, layer, source, \
-confidence, hash, created_at, updated_at, stale_at) \
-SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), \
-json_extract(value, '$[5]'), json_extract(value, '$[6]'), 1, 'tree-sitter', 'extracted', \
-json_extract(value, '$[7]'), ?3, ?3, NULL FROM json_each(?2) WHERE true \
-ON CONFLICT (project_id, id) DO UPDATE SET type = excluded.type, label = excluded.label, \
-file_path = excluded.file_path, language = excluded.language, \
-start_line = excluded.start_line, end_line = excluded.end_line, hash = excluded.hash, \
-updated_at = excluded.updated_at, stale_at = NULL";
-
 /// Deletes nodes whose ids are in `?2`.
 pub const DELETE_NODES: &str = "DELETE FROM graph_nodes WHERE project_id = ?1 \
 AND id IN (SELECT value FROM json_each(?2))";
-
-/// Upserts edges from `?2`: `[[from, type, to, weight]]`; `?3` now.
-pub const UPSERT_EDGES: &str = "INSERT INTO graph_edges \
-(project_id, from_id, type, to_id, layer, weight, source, created_at, updated_at, stale_at) \
-SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-json_extract(value, '$[2]'), 1, json_extract(value, '$[3]'), 'tree-sitter', ?3, ?3, NULL \
-FROM json_each(?2) WHERE true \
-ON CONFLICT (project_id, from_id, type, to_id) DO UPDATE SET weight = excluded.weight, \
-updated_at = excluded.updated_at, stale_at = NULL";
 
 /// Deletes edges listed in `?2`: `[[from, type, to]]`.
 pub const DELETE_EDGES: &str = "DELETE FROM graph_edges WHERE project_id = ?1 \
@@ -63,14 +41,6 @@ json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?2))";
 /// Deletes the closure rows of the ancestors in `?2`.
 pub const DELETE_CLOSURE: &str = "DELETE FROM graph_closure WHERE project_id = ?1 \
 AND ancestor_id IN (SELECT value FROM json_each(?2))";
-
-/// Inserts closure rows from `?2`: `[[ancestor, descendant, depth, via, kinds, weight]]`
-/// (the nodes between the ends and the edge kinds as JSON text).
-pub const INSERT_CLOSURE: &str = "INSERT OR REPLACE INTO graph_closure \
-(project_id, ancestor_id, descendant_id, depth, via, edge_types, total_weight) \
-SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), \
-json_extract(value, '$[5]') FROM json_each(?2)";
 
 /// Clears staleness of the nodes of files in `?2` that were looked at and did not change.
 pub const CLEAR_STALE_NODES: &str = "UPDATE graph_nodes SET stale_at = NULL \
@@ -116,3 +86,75 @@ AND ancestor_id IN (SELECT value FROM json_each(?8)))";
 /// Adds the closure rows just written (`?2`) to the count.
 pub const ADD_CLOSURE_COUNT: &str =
     "UPDATE graph_index_state SET closure_count = closure_count + ?2 WHERE project_id = ?1";
+
+/// `(?b, ?b+1, …)` placeholder lists for `rows` rows of `width` values starting at `?first`,
+/// each shaped by `tuple`.
+fn rows_sql(
+    rows: usize,
+    width: usize,
+    first: usize,
+    tuple: impl Fn(&[String]) -> String,
+) -> String {
+    (0..rows)
+        .map(|r| {
+            let params: Vec<String> = (0..width)
+                .map(|c| format!("?{}", first + r * width + c))
+                .collect();
+            tuple(&params)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Upserts `rows` nodes: `?1` project, `?2` now, then per row id, type, label, path,
+/// language, start, end, hash. Clears staleness: the node was just rebuilt.
+pub fn upsert_nodes(rows: usize) -> String {
+    format!(
+        "INSERT INTO graph_nodes (project_id, id, type, label, file_path, language, start_line, \
+end_line, layer, source, confidence, hash, created_at, updated_at, stale_at) VALUES {} \
+ON CONFLICT (project_id, id) DO UPDATE SET type = excluded.type, label = excluded.label, \
+file_path = excluded.file_path, language = excluded.language, \
+start_line = excluded.start_line, end_line = excluded.end_line, hash = excluded.hash, \
+updated_at = excluded.updated_at, stale_at = NULL",
+        rows_sql(rows, NODE_WIDTH, 3, |p| format!(
+            "(?1, {}, {}, {}, {}, {}, {}, {}, 1, 'tree-sitter', 'extracted', {}, ?2, ?2, NULL)",
+            p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
+        ))
+    )
+}
+
+/// Values per node row of [`upsert_nodes`].
+pub const NODE_WIDTH: usize = 8;
+
+/// Upserts `rows` edges: `?1` project, `?2` now, then per row from, type, to, weight.
+pub fn upsert_edges(rows: usize) -> String {
+    format!(
+        "INSERT INTO graph_edges (project_id, from_id, type, to_id, layer, weight, source, \
+created_at, updated_at, stale_at) VALUES {} \
+ON CONFLICT (project_id, from_id, type, to_id) DO UPDATE SET weight = excluded.weight, \
+updated_at = excluded.updated_at, stale_at = NULL",
+        rows_sql(rows, EDGE_WIDTH, 3, |p| format!(
+            "(?1, {}, {}, {}, 1, {}, 'tree-sitter', ?2, ?2, NULL)",
+            p[0], p[1], p[2], p[3]
+        ))
+    )
+}
+
+/// Values per edge row of [`upsert_edges`].
+pub const EDGE_WIDTH: usize = 4;
+
+/// Inserts `rows` closure rows: `?1` project, then per row ancestor, descendant, depth,
+/// via (the nodes between the ends, JSON), edge kinds (JSON), total weight.
+pub fn insert_closure(rows: usize) -> String {
+    format!(
+        "INSERT OR REPLACE INTO graph_closure (project_id, ancestor_id, descendant_id, depth, \
+via, edge_types, total_weight) VALUES {}",
+        rows_sql(rows, CLOSURE_WIDTH, 2, |p| format!(
+            "(?1, {}, {}, {}, {}, {}, {})",
+            p[0], p[1], p[2], p[3], p[4], p[5]
+        ))
+    )
+}
+
+/// Values per closure row of [`insert_closure`].
+pub const CLOSURE_WIDTH: usize = 6;
