@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use common::{nonce, temp_db, CountingTransport};
 use engram::{Database, Engram, EngramConfig, Host, IndexOptions, SourceFile};
-use engram_conformance::code_graph::{code_graph_suite, repo, USERS};
+use engram_conformance::code_graph::{assert_same_graph, code_graph_suite, repo, USERS};
 use engram_hrana::HranaClient;
 use engram_libsql::LocalDatabase;
 use engram_testserver::{ServerConfig, TestServer};
@@ -156,23 +156,15 @@ async fn real_repository_on_an_embedded_libsql_file() {
         .contains(&"_pytest/main.py#function:pytest_cmdline_main".to_owned()));
     let fresh = open(&db, "pytest-fresh").await;
     fresh.index_files(&edited, &all).await.unwrap();
-    let (a, b) = (
-        engram.code_index_status().await.unwrap(),
-        fresh.code_index_status().await.unwrap(),
-    );
-    assert_eq!(
-        (a.files, a.nodes, a.edges, a.closure_rows),
-        (b.files, b.nodes, b.edges, b.closure_rows)
-    );
-    for target in [
-        "_pytest/main.py",
-        "_pytest/nodes.py#class:Node",
-        "wrap_session",
-    ] {
-        let a = engram.analyze_impact(target, 3).await.unwrap();
-        let b = fresh.analyze_impact(target, 3).await.unwrap();
-        assert!(!a.impacted.is_empty(), "{target}");
-        assert_eq!(a.impacted, b.impacted, "{target}");
-    }
+    assert_same_graph(
+        &engram,
+        &fresh,
+        &[
+            "_pytest/main.py",
+            "_pytest/nodes.py#class:Node",
+            "wrap_session",
+        ],
+    )
+    .await;
     let _ = std::fs::remove_file(path);
 }

@@ -9,18 +9,9 @@ use wasm_bindgen_futures::future_to_promise;
 use crate::errors::{js_error, to_js_error};
 use crate::EngramHandle;
 
-/// Parses a JSON-able JavaScript value as `T`, naming what was wrong.
+/// Parses a JavaScript object or array as `T`, naming what was wrong.
 fn parse<T: serde::de::DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, JsValue> {
-    let json = js_sys::JSON::stringify(value)
-        .ok()
-        .and_then(|s| s.as_string())
-        .ok_or_else(|| {
-            js_error(
-                "invalid_input",
-                &format!("{what} cannot be converted to JSON"),
-                Some((what, "cannot be converted to JSON")),
-            )
-        })?;
+    let json = crate::types::stringify(value, what)?;
     serde_json::from_str(&json).map_err(|e| {
         js_error(
             "invalid_input",

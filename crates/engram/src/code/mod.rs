@@ -5,7 +5,7 @@ mod impact;
 mod index;
 mod sql;
 
-use engram_store::{Database, Statement, Value};
+use engram_store::{Database, Rows, Statement, StoreError, Value};
 
 pub use self::impact::{AttachedMemory, ImpactReport, LinkedNode, Neighbour, RelatedFile};
 pub(crate) use self::index::CodeState;
@@ -36,21 +36,24 @@ pub struct CodeIndexStatus {
     pub closure_depth: i64,
 }
 
-/// The stored generation of the project's code index, 0 before the first index.
-async fn stored_generation<D: Database>(db: &D, project: &str) -> Result<i64, EngramError> {
+/// Runs one read statement with the project as `?1`; its rows.
+async fn rows_of<D: Database>(db: &D, sql: &str, project: &str) -> Result<Rows, EngramError> {
     let results = db
-        .pipeline(&[Statement::with_params(
-            sql::SELECT_STATE,
-            vec![Value::from(project)],
-        )])
+        .pipeline(&[Statement::with_params(sql, vec![Value::from(project)])])
         .await?;
-    let rows = results
+    Ok(results
         .into_iter()
         .next()
         .transpose()
-        .map_err(engram_store::StoreError::Sql)?;
-    match rows.as_ref().and_then(|r| r.rows.first()) {
-        Some(row) => Ok(row.first().map_or(Ok(0), |v| v.as_i64("generation"))?),
+        .map_err(StoreError::Sql)?
+        .unwrap_or_default())
+}
+
+/// The stored generation of the project's code index, 0 before the first index.
+async fn stored_generation<D: Database>(db: &D, project: &str) -> Result<i64, EngramError> {
+    let rows = rows_of(db, sql::SELECT_STATE, project).await?;
+    match rows.rows.first().and_then(|row| row.first()) {
+        Some(v) => Ok(v.as_i64("generation")?),
         None => Ok(0),
     }
 }
@@ -91,19 +94,7 @@ impl<D: Database> Engram<D> {
             Some(state) if state.generation == generation => state,
             _ if generation == 0 => CodeState::default(),
             _ => {
-                let results = self
-                    .db
-                    .pipeline(&[Statement::with_params(
-                        sql::SELECT_FILES,
-                        vec![Value::from(project)],
-                    )])
-                    .await?;
-                let rows = results
-                    .into_iter()
-                    .next()
-                    .transpose()
-                    .map_err(engram_store::StoreError::Sql)?
-                    .unwrap_or_default();
+                let rows = rows_of(&self.db, sql::SELECT_FILES, project).await?;
                 CodeState::from_rows(generation, &rows)?
             }
         };
@@ -119,19 +110,7 @@ impl<D: Database> Engram<D> {
 
     /// The stored state of this project's code index (zeros before the first index).
     pub async fn code_index_status(&self) -> Result<CodeIndexStatus, EngramError> {
-        let results = self
-            .db
-            .pipeline(&[Statement::with_params(
-                sql::SELECT_STATUS,
-                vec![Value::from(self.config.project_id.as_str())],
-            )])
-            .await?;
-        let rows = results
-            .into_iter()
-            .next()
-            .transpose()
-            .map_err(engram_store::StoreError::Sql)?
-            .unwrap_or_default();
+        let rows = rows_of(&self.db, sql::SELECT_STATUS, &self.config.project_id).await?;
         let Some(row) = rows.rows.first() else {
             return Ok(CodeIndexStatus::default());
         };
