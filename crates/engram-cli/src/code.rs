@@ -252,15 +252,7 @@ pub fn impact(report: &ImpactReport, json: bool) {
         report.impacted.len(),
         report.files.len()
     );
-    for f in &report.files {
-        say!(
-            "  depth {}  weight {:.2}  {} ({} nodes)",
-            f.depth,
-            f.weight,
-            f.path,
-            f.nodes
-        );
-    }
+    print_files(&report.files);
     for n in report.impacted.iter().take(30) {
         say!(
             "    {} {} [{}]{}",
@@ -276,7 +268,7 @@ pub fn impact(report: &ImpactReport, json: bool) {
     for m in &report.memories {
         say!(
             "  memory {} ({}, depth {}, on {}){}: {}",
-            &m.id[..m.id.len().min(8)],
+            m.id.chars().take(8).collect::<String>(),
             m.memory_type,
             m.depth,
             m.attached_to,
@@ -297,13 +289,52 @@ pub fn dependencies(file: &str, files: &[engram::RelatedFile], json: bool) {
         return;
     }
     say!("{file} depends on {} files", files.len());
+    print_files(files);
+}
+
+fn print_files(files: &[engram::RelatedFile]) {
     for f in files {
+        let nodes = f.nodes;
         say!(
-            "  depth {}  weight {:.2}  {} ({} nodes)",
+            "  depth {}  weight {:.2}  {} ({nodes} nodes)",
             f.depth,
             f.weight,
-            f.path,
-            f.nodes
+            f.path
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collect_honours_gitignore_and_skips_vendored_hidden_and_other_files() {
+        let root = std::env::temp_dir().join(format!("engram-collect-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("src/app.py", "def main():\n    pass\n");
+        write("src/lib/util.ts", "export const x = 1;\n");
+        write("src/generated.py", "x = 1\n");
+        write(".gitignore", "src/generated.py\n");
+        write("node_modules/pkg/index.js", "module.exports = 1;\n");
+        write("build/out.js", "var a;\n");
+        write(".hidden/secret.py", "x = 1\n");
+        write("README.md", "# readme\n");
+        std::fs::write(root.join("src/binary.py"), [0xff, 0xfe, 0x00]).unwrap();
+
+        let (files, unreadable) = collect(&root, &[]).unwrap();
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["src/app.py", "src/lib/util.ts"]);
+        assert_eq!(unreadable, 1);
+        let (only, _) = collect(&root, &["src/lib".to_owned()]).unwrap();
+        assert_eq!(only.len(), 1);
+        assert_eq!(only[0].path, "src/lib/util.ts");
+        assert!(collect(&root.join("missing"), &[]).is_err());
+        let _ = std::fs::remove_dir_all(&root);
     }
 }
