@@ -204,6 +204,22 @@ pub fn patch_graph(
     graph.edges.retain(|e| !inside(&e.from));
     graph.nodes.extend(part.nodes);
     graph.edges.extend(part.edges);
+    if targets.is_empty() && delta.removed_nodes.is_empty() {
+        // No dependency edge changed (an edit inside bodies): the closure stands; only the
+        // direct dependents of changed symbols are needed, and a scan finds them without
+        // indexing the whole graph.
+        let changed: BTreeSet<&str> = delta.changed_symbols.iter().map(String::as_str).collect();
+        let mut dependents: Vec<(String, String)> = graph
+            .edges
+            .iter()
+            .filter(|e| is_dependency(&e.kind) && changed.contains(e.to.as_str()))
+            .map(|e| (e.to.clone(), e.from.clone()))
+            .collect();
+        dependents.sort();
+        dependents.dedup();
+        delta.dependents = dependents;
+        return delta;
+    }
     // One index over the new edges plus the removed ones serves both versions: walks up
     // from changed targets see every old and new path; closures skip the removed edges.
     let removed_edges = std::mem::take(&mut delta.removed_edges);

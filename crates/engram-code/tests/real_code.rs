@@ -483,6 +483,16 @@ fn patching_one_file_equals_rebuilding_the_graph() {
             "github.com/spf13/cobra/command.go",
             ("_, err := c.ExecuteC()", "err := c.Find()"),
         ),
+        // Inside a body, no call changes: no edge changes, wrap_session's callers are its
+        // direct dependents.
+        (
+            "python/pytest-8.3.4/src",
+            "_pytest/main.py",
+            (
+                "session.exitstatus = ExitCode.OK",
+                "session.exitstatus = ExitCode.OK  # edited",
+            ),
+        ),
     ] {
         let before = corpus_index(name);
         let mut files = before.files.clone();
@@ -508,10 +518,19 @@ fn patching_one_file_equals_rebuilding_the_graph() {
         a.sort_by(|x, y| x.id.cmp(&y.id));
         b.sort_by(|x, y| x.id.cmp(&y.id));
         assert!(a == b, "{name}: patched nodes differ");
-        assert!(
-            !delta.added_edges.is_empty() || !delta.removed_edges.is_empty(),
-            "{name}: no edge changed"
+        let body_only = edit.1.ends_with("# edited");
+        assert_eq!(
+            delta.added_edges.is_empty() && delta.removed_edges.is_empty(),
+            body_only,
+            "{name}: edges changed or not as expected"
         );
+        if body_only {
+            assert!(delta
+                .dependents
+                .iter()
+                .any(|(s, d)| s == "_pytest/main.py#function:wrap_session"
+                    && d == "_pytest/cacheprovider.py#function:pytest_cmdline_main"));
+        }
         let sort_nodes = |mut v: Vec<engram_code::GraphNode>| {
             v.sort_by(|x, y| x.id.cmp(&y.id));
             v
@@ -521,6 +540,11 @@ fn patching_one_file_equals_rebuilding_the_graph() {
             sort_nodes(full.upserted_nodes)
         );
         assert_eq!(delta.changed_symbols.len(), full.changed_symbols.len());
+        let mut a = delta.dependents.clone();
+        let mut b = full.dependents.clone();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{name}: dependents of changed symbols");
         assert_eq!(delta.closure_ancestors, full.closure_ancestors, "{name}");
         assert!(
             sorted(delta.closure_rows) == sorted(full.closure_rows),
