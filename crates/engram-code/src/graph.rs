@@ -165,9 +165,28 @@ where
             hash: o.hash.clone(),
         });
     }
+    // A scoped rebuild resolves only the names its files use; other definitions need no
+    // index entry (nor the hashing).
+    let needed: Option<HashSet<&str>> = scope.map(|_| {
+        sorted
+            .iter()
+            .filter(|o| in_scope(&o.path))
+            .flat_map(|o| {
+                o.calls
+                    .iter()
+                    .map(|c| c.callee.as_str())
+                    .chain(o.heritage.iter().map(|h| h.parent.as_str()))
+            })
+            .collect()
+    });
     for o in &sorted {
         let scoped = in_scope(&o.path);
         for d in &o.definitions {
+            // Go methods are named with their receiver (`Store.Get`); calls name the method.
+            let short = d.name.rsplit('.').next().unwrap_or(&d.name);
+            if !scoped && needed.as_ref().is_some_and(|n| !n.contains(short)) {
+                continue;
+            }
             let def = Def {
                 path: &o.path,
                 kind: &d.kind,
@@ -188,8 +207,6 @@ where
                     hash: d.hash.clone(),
                 });
             }
-            // Go methods are named with their receiver (`Store.Get`); calls name the method.
-            let short = d.name.rsplit('.').next().unwrap_or(&d.name);
             by_name.entry(short).or_default().push(def);
             if d.kind == "impl" {
                 // Methods of `impl Trait for Type` name `Type` as their container.
