@@ -154,6 +154,44 @@ async fn main() {
             times.len()
         );
     }
+    // (c) A module-level call added to a Python file's first function: names unchanged, a
+    // dependency edge added (the closure rows under it are recomputed).
+    let mut times = Vec::new();
+    for (i, file) in files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.path.ends_with(".py"))
+    {
+        let Some(name) = file
+            .content
+            .lines()
+            .find_map(|l| l.strip_prefix("def ").and_then(|r| r.split('(').next()))
+        else {
+            continue;
+        };
+        let mut one = file.clone();
+        one.content
+            .push_str(&format!("\n\n{name}()  # engram bench {i}\n"));
+        let t = Instant::now();
+        let r = engram
+            .index_files(std::slice::from_ref(&one), &IndexOptions::default())
+            .await
+            .expect("re-index");
+        times.push(ms(t));
+        assert_eq!(r.changed, 1);
+        if times.len() == edits {
+            break;
+        }
+    }
+    if !times.is_empty() {
+        times.sort_by(f64::total_cmp);
+        println!(
+            "one changed file (call added), warm instance: median {:.2} ms, max {:.2} ms over {} files",
+            times[times.len() / 2],
+            times[times.len() - 1],
+            times.len()
+        );
+    }
     // A new instance (a new CLI process) reads the stored outlines back first.
     let cold = open(&db).await;
     let mut one = files[0].clone();
