@@ -3,8 +3,8 @@
 //!
 //! Prints the pure phases (outline = tree-sitter parse + outline, graph, closure), the full
 //! `index_files` (those plus the write), then the time to re-index one changed file on a
-//! warm instance (the host keeps its `Engram`), over EDITS different files (median and
-//! max), and on a cold instance (a new process: the outlines are read back first).
+//! warm instance (the host keeps its `Engram`) for three kinds of edit, over EDITS files each
+//! (median and max), and on a cold instance (a new process: the outlines are read back first).
 
 use std::path::Path;
 use std::time::Instant;
@@ -112,35 +112,61 @@ async fn main() {
     );
     assert_eq!(report.added as usize, files.len());
 
-    // Re-index one changed file, two kinds of edit: (a) a change inside the file that keeps
-    // its definitions' names (here a trailing comment; the graph part of the file is
-    // rebuilt), (b) a new function calling `len` (the names changed: the whole graph is
-    // rebuilt in memory, the delta written).
+    // Re-index one changed file, three kinds of edit: (a) a change inside the file that
+    // keeps its definitions' names and edges (a trailing comment; the file's part of the
+    // graph is rebuilt), (b) a new function (the names changed: the whole graph is rebuilt
+    // in memory, the delta written), (c) a new call (below).
     let step = (files.len() / edits).max(1);
     let candidates: Vec<usize> = (0..files.len()).step_by(step).take(edits).collect();
-    for (label, added) in [("body edit", false), ("new definition", true)] {
+    let edited = |edit: &dyn Fn(usize, &SourceFile) -> Option<String>| -> Vec<SourceFile> {
+        files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| {
+                edit(i, f)
+                    .map(|suffix| SourceFile::new(f.path.clone(), f.content.clone() + &suffix))
+            })
+            .take(edits)
+            .collect()
+    };
+    let picked = |i: usize| candidates.contains(&i);
+    let body = edited(&|i, f| {
+        picked(i).then(|| match Language::from_path(&f.path) {
+            Some(Language::Python) => "\n# engram bench edit\n".to_owned(),
+            _ => "\n// engram bench edit\n".to_owned(),
+        })
+    });
+    let definition = edited(&|i, f| {
+        picked(i).then(|| match Language::from_path(&f.path) {
+            Some(Language::Python) => format!("\n\ndef engram_bench_{i}():\n    return len([])\n"),
+            Some(Language::Rust) => format!("\n\npub fn engram_bench_{i}() -> usize {{ 0 }}\n"),
+            Some(Language::Go) => format!("\n\nfunc EngramBench{i}() int {{ return 0 }}\n"),
+            _ => format!("\n\nexport function engramBench{i}() {{ return 0; }}\n"),
+        })
+    });
+    // (c) A module-level call to a Python file's first function: names unchanged, a
+    // dependency edge added (the closure rows under it are recomputed).
+    let call = edited(&|i, f| {
+        let name = f.path.ends_with(".py").then(|| {
+            f.content
+                .lines()
+                .find_map(|l| l.strip_prefix("def ").and_then(|r| r.split('(').next()))
+        })??;
+        Some(format!("\n\n{name}()  # engram bench {i}\n"))
+    });
+    for (label, changed) in [
+        ("body edit", body),
+        ("new definition", definition),
+        ("call added", call),
+    ] {
+        if changed.is_empty() {
+            continue;
+        }
         let mut times = Vec::new();
-        for &i in &candidates {
-            let mut one = files[i].clone();
-            let python = Language::from_path(&one.path) == Some(Language::Python);
-            let suffix = match (added, Language::from_path(&one.path)) {
-                (false, _) if python => "\n# engram bench edit\n".to_owned(),
-                (false, _) => "\n// engram bench edit\n".to_owned(),
-                (true, Some(Language::Python)) => {
-                    format!("\n\ndef engram_bench_{i}():\n    return len([])\n")
-                }
-                (true, Some(Language::Rust)) => {
-                    format!("\n\npub fn engram_bench_{i}() -> usize {{ 0 }}\n")
-                }
-                (true, Some(Language::Go)) => {
-                    format!("\n\nfunc EngramBench{i}() int {{ return 0 }}\n")
-                }
-                (true, _) => format!("\n\nexport function engramBench{i}() {{ return 0; }}\n"),
-            };
-            one.content.push_str(&suffix);
+        for one in &changed {
             let t = Instant::now();
             let r = engram
-                .index_files(std::slice::from_ref(&one), &IndexOptions::default())
+                .index_files(std::slice::from_ref(one), &IndexOptions::default())
                 .await
                 .expect("re-index");
             times.push(ms(t));
@@ -149,44 +175,6 @@ async fn main() {
         times.sort_by(f64::total_cmp);
         println!(
             "one changed file ({label}), warm instance: median {:.2} ms, max {:.2} ms over {} files",
-            times[times.len() / 2],
-            times[times.len() - 1],
-            times.len()
-        );
-    }
-    // (c) A module-level call added to a Python file's first function: names unchanged, a
-    // dependency edge added (the closure rows under it are recomputed).
-    let mut times = Vec::new();
-    for (i, file) in files
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.path.ends_with(".py"))
-    {
-        let Some(name) = file
-            .content
-            .lines()
-            .find_map(|l| l.strip_prefix("def ").and_then(|r| r.split('(').next()))
-        else {
-            continue;
-        };
-        let mut one = file.clone();
-        one.content
-            .push_str(&format!("\n\n{name}()  # engram bench {i}\n"));
-        let t = Instant::now();
-        let r = engram
-            .index_files(std::slice::from_ref(&one), &IndexOptions::default())
-            .await
-            .expect("re-index");
-        times.push(ms(t));
-        assert_eq!(r.changed, 1);
-        if times.len() == edits {
-            break;
-        }
-    }
-    if !times.is_empty() {
-        times.sort_by(f64::total_cmp);
-        println!(
-            "one changed file (call added), warm instance: median {:.2} ms, max {:.2} ms over {} files",
             times[times.len() / 2],
             times[times.len() - 1],
             times.len()
