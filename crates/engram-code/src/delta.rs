@@ -104,80 +104,64 @@ fn compare<'a>(
     (delta, changed_targets)
 }
 
-/// Ancestors whose rows may pass through a changed edge in `index`'s graph, and the
-/// direct dependents of the changed symbols there.
-fn affected(
-    index: &DependencyIndex,
-    delta: &mut GraphDelta,
-    changed_targets: &BTreeSet<String>,
-    max_depth: u32,
-    ancestors: &mut BTreeSet<String>,
-) {
-    let mut found = BTreeSet::new();
-    for target in changed_targets {
-        index.upstream(target, max_depth.saturating_sub(1), &mut found);
-    }
-    ancestors.extend(found.into_iter().map(str::to_owned));
-    for symbol in &delta.changed_symbols {
-        for row in index.closure_of(symbol, 1) {
-            let pair = (symbol.clone(), row.descendant);
-            if !delta.dependents.contains(&pair) {
-                delta.dependents.push(pair);
-            }
-        }
-    }
-}
-
-fn finish(
+/// Completes a delta from its node and edge changes, given the new version's edges: the
+/// direct dependents of changed symbols (in either version) and the closure rows to
+/// replace. The closure is recomputed only for ancestors a changed dependency edge can lie
+/// under: for an edge ending at `b`, `b` itself and what `b` depends on within
+/// `max_depth - 1` hops in either version; removed nodes are listed too, which empties
+/// their rows. One index over the new edges plus the removed ones serves both versions:
+/// walks up from changed targets see every old and new path, closures skip the removed
+/// edges. When no dependency edge changed (an edit inside bodies) no index is built.
+fn complete(
     mut delta: GraphDelta,
-    new_index: &DependencyIndex,
-    new_ids: impl Fn(&str) -> bool,
-    mut ancestors: BTreeSet<String>,
+    targets: &BTreeSet<String>,
+    new_edges: &[GraphEdge],
     max_depth: u32,
 ) -> GraphDelta {
-    ancestors.extend(delta.removed_nodes.iter().cloned());
-    for ancestor in ancestors {
-        if new_ids(&ancestor) {
-            delta
-                .closure_rows
-                .extend(new_index.closure_of(&ancestor, max_depth));
-        }
-        delta.closure_ancestors.push(ancestor);
+    let changed: BTreeSet<&str> = delta.changed_symbols.iter().map(String::as_str).collect();
+    let dependents: BTreeSet<(String, String)> = new_edges
+        .iter()
+        .chain(&delta.removed_edges)
+        .filter(|e| is_dependency(&e.kind) && e.from != e.to && changed.contains(e.to.as_str()))
+        .map(|e| (e.to.clone(), e.from.clone()))
+        .collect();
+    delta.dependents = dependents.into_iter().collect();
+    if targets.is_empty() && delta.removed_nodes.is_empty() {
+        return delta;
     }
+    let index = DependencyIndex::new(new_edges.iter().chain(&delta.removed_edges));
+    let mut found = BTreeSet::new();
+    for target in targets {
+        index.upstream(target, max_depth.saturating_sub(1), &mut found);
+    }
+    let removed: BTreeSet<&str> = delta.removed_nodes.iter().map(String::as_str).collect();
+    found.extend(removed.iter().copied());
+    let skip: HashSet<(&str, &str, &str)> = delta
+        .removed_edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.kind.as_str(), e.to.as_str()))
+        .collect();
+    let mut rows = Vec::new();
+    for ancestor in found.iter().filter(|a| !removed.contains(*a)) {
+        rows.extend(index.closure_without(ancestor, max_depth, &skip));
+    }
+    let ancestors: Vec<String> = found.into_iter().map(str::to_owned).collect();
+    drop(index);
+    delta.closure_rows = rows;
+    delta.closure_ancestors = ancestors;
     delta
 }
 
-/// The delta from `old` to `new`, with closure rows up to `max_depth`.
-///
-/// The closure is recomputed only for ancestors a changed dependency edge can lie under:
-/// for an edge ending at `b`, `b` itself and what `b` depends on within `max_depth - 1` hops,
-/// in either version (a removed edge shortens paths of the old graph, an added one of the
-/// new). Removed nodes are recomputed too, which empties their rows.
+/// The delta from `old` to `new`, with closure rows up to `max_depth`; only the ancestors a
+/// changed dependency edge can lie under are recomputed.
 pub fn diff_graphs(old: &CodeGraph, new: &CodeGraph, max_depth: u32) -> GraphDelta {
-    let (mut delta, targets) = compare(
+    let (delta, targets) = compare(
         old.nodes.iter(),
         new.nodes.iter(),
         old.edges.iter(),
         new.edges.iter(),
     );
-    let mut ancestors = BTreeSet::new();
-    affected(
-        &DependencyIndex::new(&old.edges),
-        &mut delta,
-        &targets,
-        max_depth,
-        &mut ancestors,
-    );
-    let new_index = DependencyIndex::new(&new.edges);
-    affected(&new_index, &mut delta, &targets, max_depth, &mut ancestors);
-    let ids: BTreeSet<&str> = new.nodes.iter().map(|n| n.id.as_str()).collect();
-    finish(
-        delta,
-        &new_index,
-        |id| ids.contains(id),
-        ancestors,
-        max_depth,
-    )
+    complete(delta, &targets, &new.edges, max_depth)
 }
 
 /// Replaces the part of `graph` that originates in the files of `scope` with `part` (from
@@ -191,7 +175,7 @@ pub fn patch_graph(
     max_depth: u32,
 ) -> GraphDelta {
     let inside = |id: &str| scope.contains(node_path(id));
-    let (mut delta, targets) = compare(
+    let (delta, targets) = compare(
         graph
             .nodes
             .iter()
@@ -204,43 +188,5 @@ pub fn patch_graph(
     graph.edges.retain(|e| !inside(&e.from));
     graph.nodes.extend(part.nodes);
     graph.edges.extend(part.edges);
-    if targets.is_empty() && delta.removed_nodes.is_empty() {
-        // No dependency edge changed (an edit inside bodies): the closure stands; only the
-        // direct dependents of changed symbols are needed, and a scan finds them without
-        // indexing the whole graph.
-        let changed: BTreeSet<&str> = delta.changed_symbols.iter().map(String::as_str).collect();
-        let mut dependents: Vec<(String, String)> = graph
-            .edges
-            .iter()
-            .filter(|e| is_dependency(&e.kind) && changed.contains(e.to.as_str()))
-            .map(|e| (e.to.clone(), e.from.clone()))
-            .collect();
-        dependents.sort();
-        dependents.dedup();
-        delta.dependents = dependents;
-        return delta;
-    }
-    // One index over the new edges plus the removed ones serves both versions: walks up
-    // from changed targets see every old and new path; closures skip the removed edges.
-    let removed_edges = std::mem::take(&mut delta.removed_edges);
-    let index = DependencyIndex::new(graph.edges.iter().chain(&removed_edges));
-    let mut ancestors = BTreeSet::new();
-    affected(&index, &mut delta, &targets, max_depth, &mut ancestors);
-    ancestors.extend(delta.removed_nodes.iter().cloned());
-    let skip: HashSet<(&str, &str, &str)> = removed_edges
-        .iter()
-        .map(|e| (e.from.as_str(), e.kind.as_str(), e.to.as_str()))
-        .collect();
-    let removed: BTreeSet<&str> = delta.removed_nodes.iter().map(String::as_str).collect();
-    let mut rows = Vec::new();
-    for ancestor in &ancestors {
-        if !removed.contains(ancestor.as_str()) {
-            rows.extend(index.closure_without(ancestor, max_depth, &skip));
-        }
-    }
-    drop(index);
-    delta.closure_rows = rows;
-    delta.closure_ancestors = ancestors.into_iter().collect();
-    delta.removed_edges = removed_edges;
-    delta
+    complete(delta, &targets, &graph.edges, max_depth)
 }
