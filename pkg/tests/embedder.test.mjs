@@ -48,7 +48,7 @@ test("hybrid search with the model on the in-wasm engine", async () => {
   assert.equal(keyword.hits.length, 0);
   const dense = await memory.search({ text: "parallel unit runs collide on the same storage", mode: "dense" });
   assert.equal(dense.hits[0].memory.id, locked.id);
-  assert.equal(dense.hits[0].denseRank, 1);
+  assert.equal(dense.hits[0].breakdown.dense.rank, 1);
 });
 
 test("garbage model bytes are a typed error", () => {

@@ -71,6 +71,14 @@ def _run_step(engram, step, ids):
             assert ids.get(name) in got, f"{name} missing"
         for name in expect.get("excludes", []):
             assert ids.get(name) not in got, f"{name} should be absent"
+        if "order" in expect:
+            want = [ids.get(name) for name in expect["order"]]
+            assert got == want, f"order {got}, expected {expect['order']}"
+        for key, want in expect.get("response", {}).items():
+            assert value.get(key) == want, f"response {key}: {value.get(key)}, expected {want}"
+        if "packedAtMost" in expect:
+            tokens = (value.get("packed") or {}).get("tokens")
+            assert tokens is not None and tokens <= expect["packedAtMost"], f"packed tokens {tokens}"
     elif op == "get":
         memory_id = step.get("literalId") or ids.get(step["id"])
         memory = engram.get(memory_id)

@@ -86,6 +86,17 @@ async function runStep(engram, step, ids) {
       if (expect.first !== undefined) check(got[0] === named(expect.first), () => `first hit ${got[0]}, expected ${expect.first}`);
       for (const name of expect.contains ?? []) check(got.includes(named(name)), () => `${name} missing`);
       for (const name of expect.excludes ?? []) check(!got.includes(named(name)), () => `${name} should be absent`);
+      if (expect.order) {
+        const want = expect.order.map(named);
+        check(JSON.stringify(got) === JSON.stringify(want), () => `order ${got}, expected ${expect.order}`);
+      }
+      for (const [key, want] of Object.entries(expect.response ?? {})) {
+        check(JSON.stringify(result.value[key]) === JSON.stringify(want), () => `response ${key}: ${JSON.stringify(result.value[key])}, expected ${JSON.stringify(want)}`);
+      }
+      if (expect.packedAtMost !== undefined) {
+        const tokens = result.value.packed?.tokens;
+        check(tokens !== undefined && tokens <= expect.packedAtMost, () => `packed tokens ${tokens}, expected at most ${expect.packedAtMost}`);
+      }
       return;
     }
     case "get": {

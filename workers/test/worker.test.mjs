@@ -125,10 +125,10 @@ test("with EMBEDDINGS=static the Worker embeds with the edge model and searches 
     await call("remember", { type: "preference", content: "Use CSS grid instead of flexbox for the dashboard layout" });
     const dense = await call("search", { text: "sqlite database locked during tests", mode: "dense" });
     assert.equal(dense.body.hits[0].memory.id, locked.body.id);
-    assert.equal(dense.body.hits[0].denseRank, 1);
+    assert.equal(dense.body.hits[0].breakdown.dense.rank, 1);
     const hybrid = await call("search", { text: "database locked" });
     assert.equal(hybrid.body.hits[0].memory.id, locked.body.id);
-    assert.equal(hybrid.body.hits[0].bm25Rank, 1);
+    assert.equal(hybrid.body.hits[0].breakdown.keyword.rank, 1);
     const pending = await call("embed-pending", { batch: 10 });
     assert.deepEqual(pending.body, { embedded: 0, remaining: 0 });
   } finally {

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use engram::{
-    Database, Engram, EngramConfig, EngramError, Host, MemoryType, NewMemory, SearchMode,
-    SearchQuery,
+    Database, Engram, EngramConfig, EngramError, Host, MemoryType, NewMemory, Phase, SearchIntent,
+    SearchMode, SearchQuery,
 };
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
@@ -112,6 +112,26 @@ enum Command {
         /// Candidate paths: hybrid (default), keyword or dense.
         #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
         mode: SearchMode,
+        /// Auto-inject rules instead of search: at most 3 strong results, maybe none.
+        #[arg(long)]
+        auto: bool,
+        /// The agent's phase (define, implement, validate, refine, explore, reflect): weights
+        /// memory types and packs the results into the phase's token budget.
+        #[arg(long, value_parser = parse_phase)]
+        phase: Option<Phase>,
+        /// Pack the results into this many tokens and print the packed context.
+        #[arg(long)]
+        budget: Option<u32>,
+        /// Only memories related to this file (repeatable).
+        #[arg(long = "file")]
+        files: Vec<String>,
+        /// A file the agent touched recently; its graph neighbours become candidates
+        /// (repeatable).
+        #[arg(long = "recent-file")]
+        recent_files: Vec<String>,
+        /// Print each result's score breakdown and the stage timings.
+        #[arg(long)]
+        explain: bool,
     },
     /// Embed memories that have no vector of the current model (after a model switch, or
     /// when embedding failed at write time). Resumable: progress lives in the database.
@@ -177,6 +197,14 @@ struct RememberArgs {
     /// Read the whole memory as JSON from this file (`-` for stdin) instead.
     #[arg(long, conflicts_with = "content")]
     from_json: Option<String>,
+}
+
+fn parse_phase(text: &str) -> Result<Phase, String> {
+    Phase::parse(text).ok_or_else(|| {
+        format!(
+            "unknown phase {text:?}; one of define, implement, validate, refine, explore, reflect"
+        )
+    })
 }
 
 fn parse_mode(text: &str) -> Result<SearchMode, String> {
@@ -281,15 +309,26 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
             limit,
             types,
             mode,
+            auto,
+            phase,
+            budget,
+            files,
+            recent_files,
+            explain,
         } => {
-            let query = SearchQuery {
-                text: query,
-                limit,
-                types,
-                mode,
-            };
+            let mut query = SearchQuery::new(query);
+            query.limit = limit;
+            query.types = types;
+            query.mode = mode;
+            query.phase = phase;
+            query.budget = budget;
+            query.files = files;
+            query.context.recent_files = recent_files;
+            if auto {
+                query.intent = SearchIntent::AutoInject;
+            }
             let response = engram.search(&query).await?;
-            output::search(&response, json);
+            output::search(&response, json, explain);
         }
         Command::Get { id } => match engram.get(&id).await? {
             Some(memory) => output::memory(&memory, json),
@@ -377,7 +416,7 @@ async fn demo(target: &Target, json: bool) -> Result<(), CliError> {
         if !json {
             say!("\nsearch: {query}");
         }
-        output::search(&response, json);
+        output::search(&response, json, false);
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

@@ -22,7 +22,7 @@ pub fn remembered(stored: &Remembered, json: bool) {
     }
 }
 
-pub fn search(response: &SearchResponse, json: bool) {
+pub fn search(response: &SearchResponse, json: bool, explain: bool) {
     if json {
         say!("{}", serde_json::to_string(response).unwrap_or_default());
         return;
@@ -31,11 +31,14 @@ pub fn search(response: &SearchResponse, json: bool) {
         eprintln!("warning: {warning}");
     }
     if response.hits.is_empty() {
-        say!("  no memories matched");
+        match &response.empty_reason {
+            Some(reason) => say!("  nothing to inject: {reason}"),
+            None => say!("  no memories matched"),
+        }
     }
     for (i, hit) in response.hits.iter().enumerate() {
         say!(
-            "  {}. [{}] {} (score {:.3}, id {})",
+            "  {}. [{}] {} (score {:.5}, id {})",
             i + 1,
             hit.memory.memory_type,
             hit.memory.content,
@@ -45,6 +48,66 @@ pub fn search(response: &SearchResponse, json: bool) {
         if !hit.memory.related_files.is_empty() {
             say!("     files: {}", hit.memory.related_files.join(", "));
         }
+        if explain {
+            let b = &hit.breakdown;
+            let path = |name: &str, p: &Option<engram::PathScore>| {
+                p.map(|p| {
+                    format!(
+                        "{name} #{} ({:.3}) × {:.2} = {:.5}",
+                        p.rank, p.metric, p.weight, p.contribution
+                    )
+                })
+            };
+            let paths: Vec<String> = [
+                path("keyword", &b.keyword),
+                path("dense", &b.dense),
+                path("graph", &b.graph),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            say!("     fused {:.5}: {}", b.fused, paths.join(" + "));
+            if b.graph_boost > 0.0 {
+                say!(
+                    "     graph boost +{:.5} (neighbours {})",
+                    b.graph_boost,
+                    b.boosted_by.join(", ")
+                );
+            }
+            say!(
+                "     × phase {:.2} × trust {:.2} × confidence {:.2} × decay {:.3}; relevance {:.2}",
+                b.phase_weight,
+                b.trust_weight,
+                b.confidence,
+                b.decay,
+                b.relevance
+            );
+        }
+    }
+    if let Some(packed) = &response.packed {
+        say!(
+            "\npacked context ({} of {} tokens, {} omitted):\n{}",
+            packed.tokens,
+            packed.budget,
+            packed.omitted.len(),
+            packed.text
+        );
+    }
+    if explain {
+        let t = &response.timings;
+        say!(
+            "query type {:?}, {} candidates; µs: analysis {:.0}, embed {:.0}, candidates {:.0}, \
+             ranking {:.0}, rerank {:.0}, packing {:.0}, total {:.0}",
+            response.query_type,
+            response.candidates,
+            t.analysis,
+            t.embed,
+            t.candidates,
+            t.ranking,
+            t.rerank,
+            t.packing,
+            t.total
+        );
     }
 }
 

@@ -125,6 +125,22 @@ async fn run_step<D: Database>(
                     format!("{name} should not be in {got:?}")
                 })?;
             }
+            if let Some(order) = expect["order"].as_array() {
+                let want: Vec<String> = order.iter().map(named).collect();
+                check(got == want, || format!("order {got:?}, expected {order:?}"))?;
+            }
+            let json = serde_json::to_value(&response).map_err(|e| e.to_string())?;
+            for (key, want) in expect["response"].as_object().into_iter().flatten() {
+                check(&json[key] == want, || {
+                    format!("response {key}: got {}, expected {want}", json[key])
+                })?;
+            }
+            if let Some(most) = expect["packedAtMost"].as_u64() {
+                let tokens = json["packed"]["tokens"].as_u64();
+                check(tokens.is_some_and(|t| t <= most), || {
+                    format!("packed tokens {tokens:?}, expected at most {most}")
+                })?;
+            }
             Ok(())
         }
         "get" => {

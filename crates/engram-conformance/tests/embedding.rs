@@ -70,14 +70,15 @@ async fn dense_search_finds_what_keywords_miss() {
         .await
         .unwrap();
     assert_eq!(dense.hits[0].memory.id, locked.id);
-    assert!(dense.hits[0].distance.unwrap() < dense.hits[1].distance.unwrap());
+    let similarity = |h: &engram::SearchHit| h.breakdown.dense.unwrap().metric;
+    assert!(similarity(&dense.hits[0]) > similarity(&dense.hits[1]));
     let hybrid = engram
         .search(&query("database locked", SearchMode::Hybrid))
         .await
         .unwrap();
     assert_eq!(hybrid.hits[0].memory.id, locked.id);
-    assert_eq!(hybrid.hits[0].bm25_rank, Some(1));
-    assert_eq!(hybrid.hits[0].dense_rank, Some(1));
+    assert_eq!(hybrid.hits[0].breakdown.keyword.map(|k| k.rank), Some(1));
+    assert_eq!(hybrid.hits[0].breakdown.dense.map(|d| d.rank), Some(1));
 }
 
 /// A fake embedder: bag-of-words hashed into `dims` buckets; fails while `failing` is set

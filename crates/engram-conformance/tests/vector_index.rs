@@ -144,7 +144,8 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
         };
         assert_eq!(ranked(&a), ranked(&b), "{query}");
         assert!(a.hits.iter().all(|h| ids.contains(&h.memory.id)));
-        let (da, db_) = (a.hits[0].distance.unwrap(), b.hits[0].distance.unwrap());
+        let similarity = |r: &engram::SearchResponse| r.hits[0].breakdown.dense.unwrap().metric;
+        let (da, db_) = (similarity(&a), similarity(&b));
         assert!((da - db_).abs() < 1e-6, "{da} vs {db_}");
     }
     assert_eq!(

@@ -34,14 +34,38 @@ const STOP_WORDS: &[&str] = &[
 /// assert_eq!(tokenize("Why does parseConfig fail?"), ["parseconfig", "parse", "config", "fail"]);
 /// ```
 pub fn tokenize(text: &str) -> Vec<String> {
-    let mut tokens: Vec<String> = Vec::new();
+    let mut tokens = token_counts(text);
+    tokens.truncate(MAX_QUERY_TOKENS);
+    tokens.into_iter().map(|(token, _)| token).collect()
+}
+
+/// Most distinct tokens [`token_counts`] reports.
+pub const MAX_COUNTED_TOKENS: usize = 4096;
+
+/// Every distinct search token of `text` (as [`tokenize`] makes them, unbounded up to
+/// [`MAX_COUNTED_TOKENS`]) with how often it occurs, in order of first occurrence. Long
+/// queries (an issue report) choose their most telling tokens from these.
+///
+/// ```
+/// use engram_core::query::token_counts;
+/// let counts = token_counts("retry the retry_policy; retry later");
+/// assert_eq!(counts[0], ("retry".to_owned(), 3));
+/// assert_eq!(counts[1], ("retrypolicy".to_owned(), 1));
+/// ```
+pub fn token_counts(text: &str) -> Vec<(String, u32)> {
+    let mut tokens: Vec<(String, u32)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut push = |token: String| {
-        if token.chars().count() > 1
-            && !STOP_WORDS.contains(&token.as_str())
-            && !tokens.contains(&token)
-            && tokens.len() < MAX_QUERY_TOKENS
-        {
-            tokens.push(token);
+        if token.chars().count() <= 1 || STOP_WORDS.contains(&token.as_str()) {
+            return;
+        }
+        match index.get(&token) {
+            Some(&i) => tokens[i].1 += 1,
+            None if tokens.len() < MAX_COUNTED_TOKENS => {
+                index.insert(token.clone(), tokens.len());
+                tokens.push((token, 1));
+            }
+            None => {}
         }
     };
     for word in text
@@ -58,6 +82,11 @@ pub fn tokenize(text: &str) -> Vec<String> {
         }
     }
     tokens
+}
+
+/// Whether `word` is a stop word (too common to help ranking).
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
 }
 
 fn truncate(token: &str) -> String {
@@ -93,7 +122,17 @@ fn identifier_parts(word: &str) -> Vec<String> {
 /// assert_eq!(match_expression("the of ^\"*"), None);
 /// ```
 pub fn match_expression(text: &str) -> Option<String> {
-    let tokens = tokenize(text);
+    match_expression_of(&tokenize(text))
+}
+
+/// Builds the MATCH expression from tokens made by [`tokenize`] or [`token_counts`];
+/// anything that is not a run of letters, digits and underscores is dropped, so the result
+/// is safe whatever the caller passes.
+pub fn match_expression_of(tokens: &[String]) -> Option<String> {
+    let tokens: Vec<&String> = tokens
+        .iter()
+        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .collect();
     if tokens.is_empty() {
         return None;
     }

@@ -196,6 +196,32 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "code graph",
         statements: CODE_GRAPH,
     },
+    Migration {
+        version: 3,
+        name: "retrieval paths",
+        statements: RETRIEVAL_PATHS,
+    },
+];
+
+/// The short name of a graph node: its label after the last `.` (`Fixture.clear` → `clear`).
+/// SQL text shared by the index below and the queries that must match it exactly to use it.
+pub const NODE_SHORT_NAME: &str = "replace(label, rtrim(label, replace(label, '.', '')), '')";
+
+/// Version 3: what the graph path of retrieval looks up. `memory_files` lists each memory's
+/// related files (kept by `remember`, backfilled here) so memories near a file are found by
+/// index rather than by scanning JSON; an expression index finds nodes by short name.
+const RETRIEVAL_PATHS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS memory_files (
+  project_id TEXT NOT NULL,
+  path       TEXT NOT NULL,
+  memory_id  TEXT NOT NULL,
+  PRIMARY KEY (project_id, path, memory_id)
+) WITHOUT ROWID",
+    "INSERT OR IGNORE INTO memory_files (project_id, path, memory_id) \
+SELECT m.project_id, f.value, m.id FROM memories m, json_each(m.related_files) f \
+WHERE m.deprecated = 0",
+    "CREATE INDEX IF NOT EXISTS idx_gn_short_name ON graph_nodes(project_id, \
+replace(label, rtrim(label, replace(label, '.', '')), ''))",
 ];
 
 /// Version 2: the knowledge-graph tables keyed by project (node ids are paths, which repeat
@@ -286,6 +312,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_short_name_index_uses_the_shared_expression() {
+        assert!(RETRIEVAL_PATHS[2]
+            .replace('\n', "")
+            .contains(NODE_SHORT_NAME));
+    }
+
+    #[test]
     fn versions_increase_and_statements_are_idempotent() {
         let mut last = 0;
         for m in MIGRATIONS {
@@ -293,7 +326,9 @@ mod tests {
             last = m.version;
             for sql in m.statements {
                 assert!(
-                    sql.contains("IF NOT EXISTS") || sql.starts_with("DROP TABLE IF EXISTS"),
+                    sql.contains("IF NOT EXISTS")
+                        || sql.starts_with("DROP TABLE IF EXISTS")
+                        || sql.starts_with("INSERT OR IGNORE"),
                     "not idempotent: {sql}"
                 );
             }

@@ -294,7 +294,7 @@ async fn provider_down_opens_the_circuit_and_nothing_is_lost() {
         .unwrap();
     assert_eq!(hybrid.hits.len(), 4);
     assert!(hybrid.warnings[0].contains("dense path skipped"));
-    assert!(hybrid.hits.iter().all(|h| h.dense_rank.is_none()));
+    assert!(hybrid.hits.iter().all(|h| h.breakdown.dense.is_none()));
     match engram.embed_pending(10).await {
         Err(EngramError::EmbedderUnavailable {
             retry_at: Some(t), ..

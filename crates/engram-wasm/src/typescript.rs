@@ -82,13 +82,47 @@ export interface Remembered {
   embeddingModel?: string; embeddingError?: string;
 }
 export type SearchMode = "hybrid" | "keyword" | "dense";
-export interface SearchQuery { text: string; limit?: number; types?: MemoryType[]; mode?: SearchMode; }
-/** `score` is the reciprocal-rank-fusion score; the other fields explain it per path. */
-export interface SearchHit {
-  memory: Memory; score: number;
-  bm25Rank?: number; bm25?: number; denseRank?: number; distance?: number;
+/** `search` answers an agent's explicit request; `auto_inject` runs between steps: at most
+ * 3 results, only strong ones, possibly none, never memories that need review. */
+export type SearchIntent = "search" | "auto_inject";
+export type QueryType = "identifier" | "semantic" | "structural";
+/** What the agent runtime knows about the moment of the query. */
+export interface QueryContext { recentTurns?: string[]; recentTools?: string[]; recentFiles?: string[]; }
+/** Optional stages, all on by default (switch off for ablations). */
+export interface Stages { graph?: boolean; boost?: boolean; diversity?: boolean; rerank?: boolean; hyde?: boolean; }
+export interface SearchQuery {
+  text: string; limit?: number; types?: MemoryType[]; mode?: SearchMode; intent?: SearchIntent;
+  phase?: Phase; context?: QueryContext; files?: string[]; modules?: string[];
+  minConfidence?: number; scopes?: MemoryScope[]; excludeIds?: string[];
+  /** Pack the results into this many tokens (default: the phase's budget, if a phase is given). */
+  budget?: number; stages?: Stages;
 }
-export interface SearchResponse { hits: SearchHit[]; tokens: string[]; warnings?: string[]; }
+/** One path's part in a fused score: rank, its own metric (BM25, cosine similarity or graph
+ * score), the path weight for the query type, and `weight / (60 + rank)`. */
+export interface PathScore { rank: number; metric: number; weight: number; contribution: number; }
+export interface Breakdown {
+  keyword?: PathScore; dense?: PathScore; graph?: PathScore;
+  fused: number; graphBoost: number; boostedBy?: string[];
+  phaseWeight: number; trustWeight: number; confidence: number; decay: number;
+  /** Absolute relevance in [0, 1]: max(dense similarity, share of query terms present). */
+  relevance: number; rerank?: number;
+  /** (fused + graphBoost) × phaseWeight × trustWeight × confidence × decay. */
+  score: number;
+}
+export interface SearchHit { memory: Memory; score: number; breakdown: Breakdown; }
+export interface PackedItem { id: string; type: MemoryType; file?: string; tokens: number; }
+/** Results packed into a token budget, clustered by file, with citation chips. */
+export interface PackedContext { text: string; items: PackedItem[]; tokens: number; budget: number; omitted: string[]; }
+/** Microseconds per stage. */
+export interface StageTimings {
+  analysis: number; embed: number; candidates: number; ranking: number; rerank: number;
+  hyde: number; packing: number; total: number;
+}
+export interface SearchResponse {
+  hits: SearchHit[]; queryType: QueryType; tokens: string[]; identifiers?: string[];
+  enrichedWith?: string[]; candidates: number; packed?: PackedContext; emptyReason?: string;
+  hyde?: boolean; timings: StageTimings; warnings?: string[];
+}
 
 /** A piece of a source file, cut at definition boundaries by `chunkFile`. */
 export interface Chunk {

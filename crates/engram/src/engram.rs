@@ -2,23 +2,17 @@
 
 use engram_core::secrets::SecretScanner;
 use engram_core::time::rfc3339_from_millis;
-use engram_core::{context, query, vector, ValidationError};
+use engram_core::{context, vector, ValidationError};
 use engram_core::{Memory, NewMemory};
 use engram_store::{migrate, Database, Statement, StoreError, Value};
 use serde::Serialize;
 
 use crate::breaker::Circuit;
+use crate::capability::{Generate, Rerank};
 use crate::embed::Embed;
 use crate::embedding::{EmbedFailure, Embedding};
-use crate::fusion::{Fusion, Path};
-use crate::row::{memory_from_row, MEMORY_COLUMN_COUNT};
-use crate::search::{SearchMode, SearchQuery, SearchResponse};
+use crate::row::memory_from_row;
 use crate::vector_index::VectorIndex;
-
-/// Keyword candidates fetched per search (SPEC §6: BM25 top 20).
-const BM25_CANDIDATES: u32 = 20;
-/// Dense candidates fetched per search (SPEC §6: dense top 30).
-const DENSE_CANDIDATES: u32 = 30;
 use crate::{sql, EngramError, Host};
 
 /// Settings for one engram instance.
@@ -85,8 +79,10 @@ pub struct Engram<D> {
     pub(crate) config: EngramConfig,
     pub(crate) host: Host,
     scanner: Option<SecretScanner>,
-    embedding: Option<Embedding>,
-    vector_index: Option<VectorIndex>,
+    pub(crate) embedding: Option<Embedding>,
+    pub(crate) vector_index: Option<VectorIndex>,
+    pub(crate) reranker: Option<Box<dyn Rerank>>,
+    pub(crate) llm: Option<Box<dyn Generate>>,
     /// The code graph as of the last index call, reused while the stored generation
     /// matches.
     #[cfg(feature = "code")]
@@ -116,11 +112,28 @@ impl<D: Database> Engram<D> {
             scanner: SecretScanner::new().ok(),
             embedding: None,
             vector_index: None,
+            reranker: None,
+            llm: None,
             #[cfg(feature = "code")]
             code: std::cell::RefCell::new(None),
             #[cfg(feature = "code")]
             outliner: std::cell::RefCell::new(None),
         })
+    }
+
+    /// Gives searches a reranker (a cross-encoder or a hosted rerank API): it reorders the
+    /// best 20 candidates after scoring. On failure the order stays, with a warning.
+    pub fn with_reranker(mut self, reranker: Box<dyn Rerank>) -> Self {
+        self.reranker = Some(reranker);
+        self
+    }
+
+    /// Gives searches the host's LLM for HyDE: when fewer than 3 results of an explicit
+    /// search reach relevance 0.5, it writes a hypothetical memory whose vector drives a
+    /// second dense search (one more round trip). Never used for auto-inject.
+    pub fn with_llm(mut self, llm: Box<dyn Generate>) -> Self {
+        self.llm = Some(llm);
+        self
     }
 
     /// Gives this instance an embedder: new memories get vectors, searches use the dense
@@ -250,6 +263,16 @@ impl<D: Database> Engram<D> {
                 ],
             ),
         ];
+        if !memory.related_files.is_empty() {
+            statements.push(Statement::with_params(
+                crate::retrieve::INSERT_MEMORY_FILES,
+                vec![
+                    Value::from(self.config.project_id.as_str()),
+                    Value::from(id.as_str()),
+                    json_text(&memory.related_files),
+                ],
+            ));
+        }
         let embedding_model = match (embedded, &self.embedding) {
             (Some(v), Some(embedding)) => {
                 statements.extend(self.embedding_statements(&id, &v, embedding, &now));
@@ -312,102 +335,6 @@ impl<D: Database> Engram<D> {
             ])
             .await?;
         Ok(results.first().is_some_and(|r| r.affected_row_count == 1))
-    }
-
-    /// Searches live memories: BM25 and (with an embedder) dense candidates, fetched in one
-    /// database round trip and fused by reciprocal rank (k = 60).
-    pub async fn search(&self, query: &SearchQuery) -> Result<SearchResponse, EngramError> {
-        query.validate()?;
-        let tokens = query::tokenize(&query.text);
-        let mut warnings = Vec::new();
-        let types = if query.types.is_empty() {
-            Value::Null
-        } else {
-            let names: Vec<&str> = query.types.iter().map(|t| t.as_str()).collect();
-            Value::from(serde_json::to_string(&names).unwrap_or_default())
-        };
-        let mut statements = Vec::new();
-        let mut paths = Vec::new();
-        if query.mode != SearchMode::Dense {
-            if let Some(expression) = query::match_expression(&query.text) {
-                statements.push(Statement::with_params(
-                    sql::bm25_search(),
-                    vec![
-                        Value::from(expression),
-                        Value::from(self.config.project_id.as_str()),
-                        Value::from(i64::from(query.limit.max(BM25_CANDIDATES))),
-                        types.clone(),
-                    ],
-                ));
-                paths.push(Path::Keyword);
-            }
-        }
-        if query.mode != SearchMode::Keyword {
-            match &self.embedding {
-                Some(embedder) => {
-                    match embedder
-                        .embed(std::slice::from_ref(&query.text), self.host.clock.as_ref())
-                        .await
-                    {
-                        Ok(mut vectors) => {
-                            let vector = vector::to_blob(&vectors.pop().unwrap_or_default());
-                            let limit = query.limit.max(DENSE_CANDIDATES);
-                            statements.push(match &self.vector_index {
-                                Some(index) => index.search(
-                                    vector,
-                                    &self.config.project_id,
-                                    limit,
-                                    types.clone(),
-                                ),
-                                None => Statement::with_params(
-                                    sql::dense_search(),
-                                    vec![
-                                        Value::Blob(vector),
-                                        Value::from(embedder.model_id()),
-                                        Value::Integer(embedder.dims() as i64),
-                                        Value::from(self.config.project_id.as_str()),
-                                        Value::from(i64::from(limit)),
-                                        types.clone(),
-                                    ],
-                                ),
-                            });
-                            paths.push(Path::Dense);
-                        }
-                        Err(e) => warnings.push(format!("dense path skipped: {e}")),
-                    }
-                }
-                None if query.mode == SearchMode::Dense => {
-                    warnings.push("dense path skipped: no embedder configured".into())
-                }
-                None => {}
-            }
-        }
-        if statements.is_empty() {
-            return Ok(SearchResponse {
-                hits: Vec::new(),
-                tokens,
-                warnings,
-            });
-        }
-        let results = self.db.pipeline(&statements).await?;
-        let mut fused = Fusion::default();
-        for (path, result) in paths.iter().zip(results) {
-            let rows = result.map_err(StoreError::Sql)?;
-            for (rank, row) in rows.rows.iter().enumerate() {
-                let memory = memory_from_row(row)?;
-                let metric = row
-                    .get(MEMORY_COLUMN_COUNT)
-                    .map_or(Ok(0.0), |v| v.as_f64("score"))?;
-                fused.add(*path, rank as u32 + 1, metric, memory);
-            }
-        }
-        let mut hits = fused.into_hits();
-        hits.truncate(query.limit as usize);
-        Ok(SearchResponse {
-            hits,
-            tokens,
-            warnings,
-        })
     }
 
     /// Embeds up to `batch` live memories that have no vector of the current model (new

@@ -4,6 +4,12 @@
 pub trait Clock {
     /// Milliseconds since the Unix epoch.
     fn now_millis(&self) -> i64;
+
+    /// Microseconds on a monotonic-enough scale, for stage timings only; hosts with a finer
+    /// clock override it.
+    fn now_micros(&self) -> f64 {
+        self.now_millis() as f64 * 1000.0
+    }
 }
 
 /// Cryptographically secure random bytes.
@@ -48,6 +54,13 @@ impl Clock for SystemClock {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
             .unwrap_or(0)
+    }
+
+    fn now_micros(&self) -> f64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64() * 1e6)
+            .unwrap_or(0.0)
     }
 }
 

@@ -22,14 +22,15 @@
 
 mod breaker;
 mod cache;
+mod capability;
 #[cfg(feature = "code")]
 mod code;
 mod embed;
 mod embedding;
 mod engram;
 mod error;
-mod fusion;
 mod host;
+mod retrieve;
 mod row;
 mod search;
 mod sql;
@@ -37,6 +38,9 @@ mod vector_index;
 
 pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
+pub use crate::capability::{
+    hyde_prompt, Generate, GenerateFuture, Rerank, RerankFuture, HYDE_MAX_TOKENS, RERANK_CANDIDATES,
+};
 #[cfg(feature = "code")]
 pub use crate::code::{
     AttachedMemory, CodeIndexStatus, FlaggedMemory, ImpactReport, IndexOptions, IndexProgress,
@@ -46,13 +50,18 @@ pub use crate::code::{
 pub use crate::embed::{Embed, EmbedFuture};
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::EngramError;
-pub use crate::fusion::RRF_K;
 pub use crate::host::{Clock, Entropy, Host};
 #[cfg(feature = "native-host")]
 pub use crate::host::{OsEntropy, SystemClock};
-pub use crate::search::{SearchHit, SearchMode, SearchQuery, SearchResponse};
+pub use crate::search::{
+    SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings, Stages,
+    MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
+};
 pub use engram_core::{
     Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
     Visibility,
+};
+pub use engram_retrieval::{
+    self as retrieval, Breakdown, PathScore, QueryContext, QueryType, RRF_K,
 };
 pub use engram_store::{Database, StoreError};

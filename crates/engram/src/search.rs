@@ -1,12 +1,20 @@
 //! Search requests and responses.
 
-use engram_core::{Memory, MemoryType, ValidationError};
+use engram_core::{Memory, MemoryScope, MemoryType, Phase, ValidationError};
+use engram_retrieval::packing::PackedContext;
+use engram_retrieval::{Breakdown, QueryContext, QueryType};
 use serde::{Deserialize, Serialize};
+
+pub use engram_retrieval::Mode as SearchIntent;
 
 /// Most results one search returns.
 pub const MAX_SEARCH_LIMIT: u32 = 50;
 /// Longest query text, in bytes.
 pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+/// Most entries in any list filter (files, modules, ids, context lists).
+pub const MAX_FILTER_ENTRIES: usize = 256;
+/// Largest packing budget, in tokens.
+pub const MAX_BUDGET_TOKENS: u32 = 200_000;
 
 /// A search request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,23 +22,91 @@ pub const MAX_QUERY_BYTES: usize = 16 * 1024;
 pub struct SearchQuery {
     /// What to look for, in natural language or identifiers.
     pub text: String,
-    /// How many results at most (1–50, default 10).
+    /// How many results at most (1–50, default 10; auto-inject returns at most 3).
     #[serde(default = "default_limit")]
     pub limit: u32,
     /// Only these types; all when empty.
     #[serde(default)]
     pub types: Vec<MemoryType>,
-    /// Which candidate paths to use (default hybrid).
+    /// Which candidate paths to use (default hybrid: every path available).
     #[serde(default)]
     pub mode: SearchMode,
+    /// Explicit search (default) or auto-inject between steps.
+    #[serde(default)]
+    pub intent: SearchIntent,
+    /// The agent's phase: weights memory types and sets the packing budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// What the runtime knows about the moment: recent turns, tools, files.
+    #[serde(default)]
+    pub context: QueryContext,
+    /// Only memories related to one of these files.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Only memories related to one of these modules.
+    #[serde(default)]
+    pub modules: Vec<String>,
+    /// Only memories with at least this confidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_confidence: Option<f64>,
+    /// Only these scopes; all when empty.
+    #[serde(default)]
+    pub scopes: Vec<MemoryScope>,
+    /// Never these memories (e.g. already shown this session).
+    #[serde(default)]
+    pub exclude_ids: Vec<String>,
+    /// Pack the results into this many tokens (default: the phase's budget when a phase is
+    /// given, else no packing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u32>,
+    /// Stages to run (all by default; switch off for ablations).
+    #[serde(default)]
+    pub stages: Stages,
+}
+
+/// Optional pipeline stages, on by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Stages {
+    /// The graph candidate path.
+    #[serde(default = "yes")]
+    pub graph: bool,
+    /// The graph neighbourhood boost.
+    #[serde(default = "yes")]
+    pub boost: bool,
+    /// Overlapping-chunk dedupe and MMR.
+    #[serde(default = "yes")]
+    pub diversity: bool,
+    /// The host reranker, if one is configured.
+    #[serde(default = "yes")]
+    pub rerank: bool,
+    /// HyDE through the host LLM, if one is configured (search intent only).
+    #[serde(default = "yes")]
+    pub hyde: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Stages {
+    fn default() -> Self {
+        Stages {
+            graph: true,
+            boost: true,
+            diversity: true,
+            rerank: true,
+            hyde: true,
+        }
+    }
 }
 
 /// Which retrieval paths a search uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchMode {
-    /// Keyword and dense candidates fused by reciprocal rank (dense only when an embedder
-    /// is configured).
+    /// Keyword, dense (with an embedder) and graph candidates, fused by weighted reciprocal
+    /// rank.
     #[default]
     Hybrid,
     /// BM25 only.
@@ -51,6 +127,16 @@ impl SearchQuery {
             limit: default_limit(),
             types: Vec::new(),
             mode: SearchMode::default(),
+            intent: SearchIntent::default(),
+            phase: None,
+            context: QueryContext::default(),
+            files: Vec::new(),
+            modules: Vec::new(),
+            min_confidence: None,
+            scopes: Vec::new(),
+            exclude_ids: Vec::new(),
+            budget: None,
+            stages: Stages::default(),
         }
     }
 
@@ -79,6 +165,45 @@ impl SearchQuery {
                 format!("must be from 1 to {MAX_SEARCH_LIMIT}, got {}", self.limit),
             ));
         }
+        if let Some(c) = self.min_confidence {
+            if !(0.0..=1.0).contains(&c) {
+                return Err(ValidationError::field(
+                    "minConfidence",
+                    format!("must be from 0 to 1, got {c}"),
+                ));
+            }
+        }
+        if let Some(b) = self.budget {
+            if b > MAX_BUDGET_TOKENS {
+                return Err(ValidationError::field(
+                    "budget",
+                    format!("must be at most {MAX_BUDGET_TOKENS} tokens, got {b}"),
+                ));
+            }
+        }
+        let lists: [(&str, usize); 6] = [
+            ("files", self.files.len()),
+            ("modules", self.modules.len()),
+            ("excludeIds", self.exclude_ids.len()),
+            ("context.recentTurns", self.context.recent_turns.len()),
+            ("context.recentTools", self.context.recent_tools.len()),
+            ("context.recentFiles", self.context.recent_files.len()),
+        ];
+        for (field, len) in lists {
+            if len > MAX_FILTER_ENTRIES {
+                return Err(ValidationError::field(
+                    field,
+                    format!("has {len} entries; the limit is {MAX_FILTER_ENTRIES}"),
+                ));
+            }
+        }
+        let turn_bytes: usize = self.context.recent_turns.iter().map(String::len).sum();
+        if turn_bytes > MAX_QUERY_BYTES {
+            return Err(ValidationError::field(
+                "context.recentTurns",
+                format!("is {turn_bytes} bytes; the limit is {MAX_QUERY_BYTES}"),
+            ));
+        }
         Ok(())
     }
 }
@@ -89,20 +214,32 @@ impl SearchQuery {
 pub struct SearchHit {
     /// The memory.
     pub memory: Memory,
-    /// Relevance, higher is better: the reciprocal-rank-fusion score over the paths used.
+    /// Relevance, higher is better (see [`Breakdown::score`]).
     pub score: f64,
-    /// 1-based rank in the keyword (BM25) path, if it found this memory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bm25_rank: Option<u32>,
-    /// The FTS5 BM25 score (negated: higher is better), if the keyword path found it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bm25: Option<f64>,
-    /// 1-based rank in the dense (vector) path, if it found this memory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dense_rank: Option<u32>,
-    /// Cosine distance to the query (0 = same direction), if the dense path found it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub distance: Option<f64>,
+    /// How the score came to be: each path's rank and contribution, boosts, weights.
+    pub breakdown: Breakdown,
+}
+
+/// Time spent in each stage of one search, in microseconds (host clock resolution).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageTimings {
+    /// Query analysis.
+    pub analysis: f64,
+    /// Embedding the query (0 when cached or without an embedder).
+    pub embed: f64,
+    /// The database round trip for all candidate paths.
+    pub candidates: f64,
+    /// Fusion, boost, scoring, diversity and selection.
+    pub ranking: f64,
+    /// The host reranker.
+    pub rerank: f64,
+    /// HyDE (generation, embedding, second dense search).
+    pub hyde: f64,
+    /// Context packing.
+    pub packing: f64,
+    /// The whole search.
+    pub total: f64,
 }
 
 /// The answer to a search.
@@ -111,9 +248,30 @@ pub struct SearchHit {
 pub struct SearchResponse {
     /// Results, best first.
     pub hits: Vec<SearchHit>,
-    /// The sanitized tokens the query was reduced to.
+    /// The detected query type.
+    pub query_type: QueryType,
+    /// The sanitized keyword tokens the query was reduced to.
     pub tokens: Vec<String>,
-    /// Paths that could not run and why (e.g. the embedder failed: keyword results only).
+    /// Code names sent to the graph path.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub identifiers: Vec<String>,
+    /// Tokens borrowed from recent turns (short prompts only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub enriched_with: Vec<String>,
+    /// How many distinct candidates the paths produced.
+    pub candidates: usize,
+    /// The packed context, when a budget or phase was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed: Option<PackedContext>,
+    /// Why an auto-inject search returned nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty_reason: Option<String>,
+    /// Whether HyDE ran.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hyde: bool,
+    /// Time per stage.
+    pub timings: StageTimings,
+    /// Paths that could not run and why; memories that need review.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }

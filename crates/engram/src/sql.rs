@@ -38,18 +38,6 @@ WHERE id = ?1 AND project_id = ?2 AND deprecated = 0";
 /// Removes a forgotten memory from the keyword index (`?1` id).
 pub const DELETE_FTS: &str = "DELETE FROM memories_fts WHERE memory_id = ?1";
 
-/// BM25 search: `?1` MATCH expression, `?2` project, `?3` limit, `?4` JSON array of types or
-/// NULL for all. Column weights: content 1, tags 3, files 2 (tags are curated keywords).
-pub fn bm25_search() -> String {
-    format!(
-        "SELECT {MEMORY_COLUMNS}, bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS bm25 \
-FROM memories_fts JOIN memories m ON m.id = memories_fts.memory_id \
-WHERE memories_fts MATCH ?1 AND m.project_id = ?2 AND m.deprecated = 0 \
-AND (?4 IS NULL OR m.type IN (SELECT value FROM json_each(?4))) \
-ORDER BY bm25 LIMIT ?3"
-    )
-}
-
 /// Stores a memory's vector (`?1` id, `?2` F32 blob, `?3` model, `?4` dims, `?5` now),
 /// replacing one of an older model.
 pub const UPSERT_EMBEDDING: &str = "INSERT OR REPLACE INTO memory_embeddings \
@@ -57,18 +45,6 @@ pub const UPSERT_EMBEDDING: &str = "INSERT OR REPLACE INTO memory_embeddings \
 
 /// Records which model embedded a memory (`?1` id, `?2` model).
 pub const SET_EMBEDDING_MODEL: &str = "UPDATE memories SET embedding_model_id = ?2 WHERE id = ?1";
-
-/// Brute-force cosine search over vectors of one model: `?1` query F32 blob, `?2` model,
-/// `?3` dims, `?4` project, `?5` limit, `?6` JSON array of types or NULL.
-pub fn dense_search() -> String {
-    format!(
-        "SELECT {MEMORY_COLUMNS}, vector_distance_cos(e.embedding, ?1) AS distance \
-FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
-WHERE e.model_id = ?2 AND e.dims = ?3 AND m.project_id = ?4 AND m.deprecated = 0 \
-AND (?6 IS NULL OR m.type IN (SELECT value FROM json_each(?6))) \
-ORDER BY distance LIMIT ?5"
-    )
-}
 
 /// Live memories of a project without a vector of the current model (`?1` project,
 /// `?2` model, `?3` limit), oldest first so a re-embed job makes steady progress.

@@ -9,8 +9,6 @@ use sha2::{Digest, Sha256};
 
 use engram_store::{Statement, Value};
 
-use crate::sql::MEMORY_COLUMNS;
-
 /// Candidates fetched from the index per wanted result: the index knows nothing of projects,
 /// types or forgotten memories, which are filtered after it.
 const OVERFETCH: u32 = 8;
@@ -61,6 +59,11 @@ AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.memory_id = e.memory_id)"
         ]
     }
 
+    /// The vector table's name (`vector_index_` and a hex hash; never user text).
+    pub(crate) fn table(&self) -> &str {
+        &self.table
+    }
+
     /// Adds or replaces a memory's vector (`vector` is an F32 blob).
     pub(crate) fn upsert(&self, id: &str, vector: Vec<u8>) -> Statement {
         Statement::with_params(
@@ -72,37 +75,13 @@ AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.memory_id = e.memory_id)"
         )
     }
 
-    /// Nearest live memories of `project`: `query` F32 blob, result `limit`, `types` JSON
-    /// array or NULL. Rows are [`MEMORY_COLUMNS`] plus the cosine distance.
-    pub(crate) fn search(
-        &self,
-        query: Vec<u8>,
-        project: &str,
-        limit: u32,
-        types: Value,
-    ) -> Statement {
-        let table = &self.table;
-        let candidates = limit
+    /// How many neighbours to ask the ANN index for so that `limit` survive the project,
+    /// type and liveness filters applied after it.
+    pub(crate) fn ann_candidates(limit: u32) -> u32 {
+        limit
             .saturating_mul(OVERFETCH)
             .min(MAX_CANDIDATES)
-            .max(limit);
-        Statement::with_params(
-            format!(
-                "SELECT {MEMORY_COLUMNS}, vector_distance_cos(v.embedding, ?1) AS distance \
-FROM vector_top_k('{table}_ann', ?1, ?2) AS t JOIN {table} v ON v.rowid = t.id \
-JOIN memories m ON m.id = v.memory_id \
-WHERE m.project_id = ?3 AND m.deprecated = 0 \
-AND (?5 IS NULL OR m.type IN (SELECT value FROM json_each(?5))) \
-ORDER BY distance LIMIT ?4"
-            ),
-            vec![
-                Value::Blob(query),
-                Value::Integer(i64::from(candidates)),
-                Value::from(project),
-                Value::Integer(i64::from(limit)),
-                types,
-            ],
-        )
+            .max(limit)
     }
 }
 

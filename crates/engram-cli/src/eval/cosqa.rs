@@ -1,0 +1,172 @@
+//! CoSQA dev: 500 natural-language queries, each with one gold Python function among 6,267.
+//! Score: MRR over the top 50, hit@1/5/10.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::time::Instant;
+
+use engram::{Engram, EngramConfig, EngramError, Host, MemoryType, NewMemory};
+use engram_libsql::LocalDatabase;
+use serde_json::{json, Value};
+
+use super::{cached_model, percentile, report, timed_search, EvalArgs, System};
+use crate::{CliError, Target};
+
+pub(super) async fn run(
+    args: &EvalArgs,
+    data: &Path,
+    systems: &[System],
+    target: &Target,
+    json: bool,
+) -> Result<(), CliError> {
+    let dir = data.join("cosqa");
+    if !dir.is_dir() {
+        say!("skipping eval: no CoSQA data in {}", dir.display());
+        return Ok(());
+    }
+    let read_json = |name: &str| -> Result<Value, CliError> {
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
+        serde_json::from_str(&text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
+    };
+    let pool = read_json("code_idx_map.txt")?;
+    let queries = read_json("cosqa-retrieval-dev-500.json")?;
+    let pool = pool
+        .as_object()
+        .ok_or_else(|| CliError::Usage("code_idx_map.txt is not an object".into()))?;
+    let mut queries: Vec<(String, u64)> = queries
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|q| Some((q["doc"].as_str()?.to_owned(), q["retrieval_idx"].as_u64()?)))
+        .collect();
+    if let Some(n) = args.queries {
+        queries.truncate(n);
+    }
+    // A smaller pool keeps every scored query's gold function, then the first N others by
+    // index (deterministic).
+    let mut functions: Vec<(u64, &str)> = pool
+        .iter()
+        .filter_map(|(code, idx)| Some((idx.as_u64()?, code.as_str())))
+        .collect();
+    functions.sort_by_key(|(idx, _)| *idx);
+    if let Some(extra) = args.pool {
+        let gold: BTreeSet<u64> = queries.iter().map(|(_, g)| *g).collect();
+        let mut others = 0;
+        functions.retain(|(idx, _)| {
+            let keep = gold.contains(idx) || others < extra;
+            if !gold.contains(idx) && keep {
+                others += 1;
+            }
+            keep
+        });
+    }
+
+    let db = LocalDatabase::open(":memory:")
+        .await
+        .map_err(EngramError::from)?;
+    let engram = Engram::open(
+        db,
+        EngramConfig {
+            project_id: "cosqa".into(),
+        },
+        Host::native(),
+    )
+    .await?;
+    let embedder = cached_model(args, target, systems)?;
+    let engram = match &embedder {
+        Some(e) => engram.with_embedder(Box::new(e.clone())),
+        None => engram,
+    };
+    let model = engram.embedding_model().map(str::to_owned);
+    eprintln!(
+        "indexing {} functions ({})",
+        functions.len(),
+        model
+            .as_deref()
+            .map_or("keyword only".to_owned(), |m| format!("embedding with {m}"))
+    );
+    let started = Instant::now();
+    let mut id_of: HashMap<u64, String> = HashMap::new();
+    let mut skipped = 0;
+    for (i, (idx, code)) in functions.iter().enumerate() {
+        let mut memory = NewMemory::new(MemoryType::Pattern, *code);
+        memory.related_modules = vec!["cosqa".into()];
+        match engram.remember(memory).await {
+            Ok(stored) => {
+                id_of.insert(*idx, stored.id);
+            }
+            Err(EngramError::Invalid(_)) => skipped += 1,
+            Err(e) => return Err(e.into()),
+        }
+        if (i + 1) % 500 == 0 {
+            let rate = (i + 1) as f64 / started.elapsed().as_secs_f64();
+            let eta = (functions.len() - i - 1) as f64 / rate;
+            eprintln!(
+                "  {}/{} ({rate:.0}/s, ETA {eta:.0}s)",
+                i + 1,
+                functions.len()
+            );
+        }
+    }
+    if let Some(e) = &embedder {
+        e.flush()
+            .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
+    }
+    let index_seconds = started.elapsed().as_secs_f64();
+    eprintln!(
+        "indexed in {index_seconds:.1}s ({skipped} functions over the content limit skipped)"
+    );
+
+    let mut rows = Vec::new();
+    for system in systems {
+        if system.needs_dense() && model.is_none() {
+            eprintln!("skipping {}: no embedding model", system.name);
+            continue;
+        }
+        let (mut rr, mut hits) = (0.0, [0usize; 3]);
+        let mut latencies = Vec::with_capacity(queries.len());
+        for (text, gold) in &queries {
+            let (response, ms) = timed_search(&engram, &system.query(text, 50)).await?;
+            latencies.push(ms);
+            let gold_id = id_of.get(gold);
+            if let Some(rank) = response
+                .hits
+                .iter()
+                .position(|h| Some(&h.memory.id) == gold_id)
+            {
+                rr += 1.0 / (rank + 1) as f64;
+                for (slot, k) in [1, 5, 10].iter().enumerate() {
+                    if rank < *k {
+                        hits[slot] += 1;
+                    }
+                }
+            }
+        }
+        latencies.sort_by(f64::total_cmp);
+        let n = queries.len().max(1) as f64;
+        rows.push(json!({
+            "system": system.name,
+            "queries": queries.len(),
+            "MRR": rr / n,
+            "hit@1": hits[0] as f64 / n,
+            "hit@5": hits[1] as f64 / n,
+            "hit@10": hits[2] as f64 / n,
+            "p50Ms": percentile(&latencies, 0.5),
+            "p95Ms": percentile(&latencies, 0.95),
+        }));
+    }
+    report(
+        &format!(
+            "CoSQA dev: {} queries over {} functions (MRR over the top 50)",
+            queries.len(),
+            id_of.len()
+        ),
+        &["MRR", "hit@1", "hit@5", "hit@10"],
+        &rows,
+        json!({ "model": model, "indexSeconds": index_seconds, "functions": id_of.len() }),
+        json,
+    );
+    Ok(())
+}

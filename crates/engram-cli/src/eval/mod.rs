@@ -1,0 +1,235 @@
+//! `engram eval`: retrieval quality on the evaluation data in ../shared/eval, every system
+//! side by side in one run (BM25 only, dense only, the full pipeline, and the full pipeline
+//! with one stage switched off), with latency per query.
+
+mod cosqa;
+mod swebench;
+mod vectors;
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use engram::{Database, Engram, SearchMode, SearchQuery, Stages};
+use serde_json::{json, Value};
+
+use crate::{model, CliError, Target};
+
+pub use self::vectors::CachedEmbedder;
+
+/// Options of `engram eval`.
+#[derive(Args)]
+pub struct EvalArgs {
+    /// Which dataset: cosqa (code search) or swebench (file localization on pytest).
+    dataset: String,
+    /// The eval data folder (default: ../shared/eval from here or from the repository).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Score only the first N queries (instances).
+    #[arg(long)]
+    queries: Option<usize>,
+    /// CoSQA: index only the gold functions of the scored queries plus this many others.
+    #[arg(long)]
+    pool: Option<usize>,
+    /// Systems to score, comma-separated: bm25, dense, full, no-graph, no-boost,
+    /// no-diversity.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "bm25,dense,full,no-graph,no-boost,no-diversity"
+    )]
+    systems: Vec<String>,
+    /// SWE-bench: the folder with pytest-<version> source trees
+    /// (default ~/.cache/engram/corpora/swebench; scripts/fetch-swebench.sh fills it).
+    #[arg(long)]
+    corpora: Option<PathBuf>,
+    /// Where vectors are cached between runs (default ~/.cache/engram/eval; "none" to
+    /// disable).
+    #[arg(long)]
+    vector_cache: Option<String>,
+}
+
+/// A retrieval system under evaluation: a way of filling in a query.
+#[derive(Debug, Clone)]
+pub(crate) struct System {
+    pub name: String,
+    pub mode: SearchMode,
+    pub stages: Stages,
+}
+
+const NO_STAGES: Stages = Stages {
+    graph: false,
+    boost: false,
+    diversity: false,
+    rerank: false,
+    hyde: false,
+};
+
+fn system(name: &str) -> Result<System, CliError> {
+    let all = Stages::default();
+    let (mode, stages) = match name {
+        "bm25" => (SearchMode::Keyword, NO_STAGES),
+        "dense" => (SearchMode::Dense, NO_STAGES),
+        "full" => (SearchMode::Hybrid, all),
+        "no-graph" => (
+            SearchMode::Hybrid,
+            Stages {
+                graph: false,
+                ..all
+            },
+        ),
+        "no-boost" => (
+            SearchMode::Hybrid,
+            Stages {
+                boost: false,
+                ..all
+            },
+        ),
+        "no-diversity" => (
+            SearchMode::Hybrid,
+            Stages {
+                diversity: false,
+                ..all
+            },
+        ),
+        other => {
+            return Err(CliError::Usage(format!(
+                "unknown system {other:?}; use bm25, dense, full, no-graph, no-boost, no-diversity"
+            )))
+        }
+    };
+    Ok(System {
+        name: name.to_owned(),
+        mode,
+        stages,
+    })
+}
+
+impl System {
+    pub fn query(&self, text: &str, limit: u32) -> SearchQuery {
+        let mut query = SearchQuery::new(truncate_bytes(text, engram::MAX_QUERY_BYTES));
+        query.limit = limit;
+        query.mode = self.mode;
+        query.stages = self.stages;
+        query
+    }
+
+    pub fn needs_dense(&self) -> bool {
+        self.mode != SearchMode::Keyword
+    }
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn truncate_bytes(text: &str, max: usize) -> String {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), CliError> {
+    let systems: Vec<System> = args
+        .systems
+        .iter()
+        .map(|s| system(s))
+        .collect::<Result<_, _>>()?;
+    let Some(data) = data_dir(args) else {
+        say!("skipping eval: no evaluation data (looked for ../shared/eval; pass --data)");
+        return Ok(());
+    };
+    match args.dataset.as_str() {
+        "cosqa" => cosqa::run(args, &data, &systems, target, json).await,
+        "swebench" => swebench::run(args, &data, &systems, target, json).await,
+        other => Err(CliError::Usage(format!(
+            "unknown dataset {other:?}; available: cosqa, swebench"
+        ))),
+    }
+}
+
+fn data_dir(args: &EvalArgs) -> Option<PathBuf> {
+    if let Some(dir) = &args.data {
+        return Some(dir.clone());
+    }
+    let candidates = [
+        PathBuf::from("../shared/eval"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval"),
+    ];
+    candidates.into_iter().find(|p| p.is_dir())
+}
+
+fn home_cache(sub: &str) -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/engram").join(sub))
+}
+
+/// The model wrapped in the vector cache, if systems need one and it is available.
+pub(crate) fn cached_model(
+    args: &EvalArgs,
+    target: &Target,
+    systems: &[System],
+) -> Result<Option<std::rc::Rc<CachedEmbedder>>, CliError> {
+    if !systems.iter().any(System::needs_dense) {
+        return Ok(None);
+    }
+    let Some(inner) = model::load(target)? else {
+        eprintln!("no embedding model (run scripts/fetch-model.sh): dense systems are skipped");
+        return Ok(None);
+    };
+    let dir = match args.vector_cache.as_deref() {
+        Some("none") => None,
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => home_cache("eval"),
+    };
+    let cached = CachedEmbedder::new(inner, dir);
+    if cached.len() > 0 {
+        eprintln!("vector cache: {} vectors", cached.len());
+    }
+    Ok(Some(std::rc::Rc::new(cached)))
+}
+
+/// Percentile of sorted `values`.
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted
+        .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
+        .copied()
+        .unwrap_or(0.0)
+}
+
+/// Prints one table row per system (or the JSON report).
+pub(crate) fn report(title: &str, columns: &[&str], rows: &[Value], extra: Value, json: bool) {
+    if json {
+        say!(
+            "{}",
+            json!({ "eval": title, "results": rows, "setup": extra })
+        );
+        return;
+    }
+    say!("{title}");
+    let mut header = format!("{:<13}", "system");
+    for c in columns {
+        header.push_str(&format!(" {c:>8}"));
+    }
+    header.push_str(&format!(" {:>8} {:>8}", "p50 ms", "p95 ms"));
+    say!("{header}");
+    for row in rows {
+        let mut line = format!("{:<13}", row["system"].as_str().unwrap_or(""));
+        for c in columns {
+            line.push_str(&format!(" {:>8.4}", row[*c].as_f64().unwrap_or(0.0)));
+        }
+        line.push_str(&format!(
+            " {:>8.2} {:>8.2}",
+            row["p50Ms"].as_f64().unwrap_or(0.0),
+            row["p95Ms"].as_f64().unwrap_or(0.0)
+        ));
+        say!("{line}");
+    }
+}
+
+/// Runs `query` on `engram` and times it.
+pub(crate) async fn timed_search<D: Database>(
+    engram: &Engram<D>,
+    query: &SearchQuery,
+) -> Result<(engram::SearchResponse, f64), CliError> {
+    let started = std::time::Instant::now();
+    let response = engram.search(query).await?;
+    Ok((response, started.elapsed().as_secs_f64() * 1000.0))
+}

@@ -1,0 +1,296 @@
+//! SWE-bench dev, file localization on pytest: each issue's text is the query over the
+//! pytest release nearest its commit (chunks as memories, plus the code graph); a system
+//! succeeds at k when every file the real fix changed is among its top k files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use engram::{
+    Engram, EngramConfig, EngramError, Host, IndexOptions, MemoryType, NewMemory, SourceFile,
+};
+use engram_code::{chunk_file, definition_id, outline_file, Chunk, ChunkOptions, FileOutline};
+use engram_core::ChunkMeta;
+use engram_libsql::LocalDatabase;
+use serde_json::{json, Value};
+
+use super::{cached_model, home_cache, percentile, report, timed_search, EvalArgs, System};
+use crate::{CliError, Target};
+
+/// Characters of each chunk's contextual text the dense path embeds: the prefix (file,
+/// kind, name), the signature and the docstring. Whole chunks cost ~5× as much to embed.
+const EMBED_HEAD_CHARS: usize = 600;
+/// Results asked per query (files are ranked by their best result).
+const RESULTS: u32 = 50;
+const KS: [usize; 3] = [1, 5, 10];
+
+struct Instance {
+    id: String,
+    version: String,
+    problem: String,
+    gold: Vec<String>,
+}
+
+pub(super) async fn run(
+    args: &EvalArgs,
+    data: &Path,
+    systems: &[System],
+    target: &Target,
+    json: bool,
+) -> Result<(), CliError> {
+    let path = data.join("swebench/dev_instances.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        say!(
+            "skipping eval: no SWE-bench instances at {}",
+            path.display()
+        );
+        return Ok(());
+    };
+    let mut instances: Vec<Instance> = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let row: Value = serde_json::from_str(line)
+            .map_err(|e| CliError::Usage(format!("{}:{}: {e}", path.display(), n + 1)))?;
+        let (Some(version), Some(problem)) = (
+            row["pypi_version"].as_str(),
+            row["problem_statement"].as_str(),
+        ) else {
+            continue; // not a pytest instance
+        };
+        instances.push(Instance {
+            id: row["instance_id"].as_str().unwrap_or_default().to_owned(),
+            version: version.to_owned(),
+            problem: problem.to_owned(),
+            gold: row["gold_files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect(),
+        });
+    }
+    if let Some(n) = args.queries {
+        instances.truncate(n);
+    }
+    let corpora = args
+        .corpora
+        .clone()
+        .or_else(|| home_cache("corpora/swebench"))
+        .unwrap_or_else(|| PathBuf::from("corpora/swebench"));
+    let mut by_version: BTreeMap<&str, Vec<&Instance>> = BTreeMap::new();
+    for instance in &instances {
+        by_version
+            .entry(&instance.version)
+            .or_default()
+            .push(instance);
+    }
+    let embedder = cached_model(args, target, systems)?;
+    let model = embedder
+        .as_ref()
+        .map(|e| engram::Embed::model_id(&**e).to_owned());
+
+    // Per system: successes at each k, latencies, per-instance ranks of gold files.
+    let mut successes: Vec<[usize; 3]> = vec![[0; 3]; systems.len()];
+    let mut latencies: Vec<Vec<f64>> = vec![Vec::new(); systems.len()];
+    let mut scored = 0usize;
+    let mut missing = Vec::new();
+    let mut per_instance = Vec::new();
+    let mut index_seconds = 0.0;
+    for (version, group) in &by_version {
+        let root = corpora.join(format!("pytest-{version}"));
+        if !root.join(".complete").exists() {
+            missing.push(version.to_string());
+            continue;
+        }
+        let started = Instant::now();
+        let files = python_files(&root)?;
+        let db = LocalDatabase::open(":memory:")
+            .await
+            .map_err(EngramError::from)?;
+        let engram = Engram::open(
+            db,
+            EngramConfig {
+                project_id: format!("pytest-{version}"),
+            },
+            Host::native(),
+        )
+        .await?;
+        let engram = match &embedder {
+            Some(e) => engram.with_embedder(Box::new(e.clone())),
+            None => engram,
+        };
+        engram.index_files(&files, &IndexOptions::default()).await?;
+        if let Some(e) = &embedder {
+            e.head_chars.set(Some(EMBED_HEAD_CHARS));
+        }
+        let mut chunks = 0;
+        for file in &files {
+            let outline = outline_file(&file.path, &file.content);
+            for chunk in chunk_file(&file.path, &file.content, &ChunkOptions::default()) {
+                if chunk.content.trim().is_empty() {
+                    continue;
+                }
+                match engram
+                    .remember(chunk_memory(&chunk, outline.as_ref()))
+                    .await
+                {
+                    Ok(_) => chunks += 1,
+                    Err(EngramError::Invalid(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        if let Some(e) = &embedder {
+            e.head_chars.set(None);
+            e.flush()
+                .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        index_seconds += seconds;
+        eprintln!(
+            "pytest {version}: {} files, {chunks} chunks indexed in {seconds:.1}s ({} instances)",
+            files.len(),
+            group.len()
+        );
+        for instance in group {
+            scored += 1;
+            let mut ranks = serde_json::Map::new();
+            for (s, system) in systems.iter().enumerate() {
+                if system.needs_dense() && model.is_none() {
+                    continue;
+                }
+                let (response, ms) =
+                    timed_search(&engram, &system.query(&instance.problem, RESULTS)).await?;
+                latencies[s].push(ms);
+                let mut ranked_files: Vec<&str> = Vec::new();
+                for hit in &response.hits {
+                    if let Some(file) = hit.memory.related_files.first() {
+                        if !ranked_files.contains(&file.as_str()) {
+                            ranked_files.push(file);
+                        }
+                    }
+                }
+                let worst = instance
+                    .gold
+                    .iter()
+                    .map(|g| ranked_files.iter().position(|f| f == g))
+                    .try_fold(0usize, |acc, p| p.map(|p| acc.max(p + 1)));
+                for (slot, k) in KS.iter().enumerate() {
+                    if worst.is_some_and(|w| w <= *k) {
+                        successes[s][slot] += 1;
+                    }
+                }
+                ranks.insert(system.name.clone(), json!(worst));
+            }
+            per_instance.push(json!({ "instance": instance.id, "goldFileRank": ranks }));
+        }
+    }
+    if !missing.is_empty() {
+        eprintln!(
+            "skipped versions without a source tree (run scripts/fetch-swebench.sh): {}",
+            missing.join(", ")
+        );
+    }
+    let mut rows = Vec::new();
+    for (s, system) in systems.iter().enumerate() {
+        if latencies[s].is_empty() {
+            continue;
+        }
+        latencies[s].sort_by(f64::total_cmp);
+        let n = scored.max(1) as f64;
+        rows.push(json!({
+            "system": system.name,
+            "instances": scored,
+            "Acc@1": successes[s][0] as f64 / n,
+            "Acc@5": successes[s][1] as f64 / n,
+            "Acc@10": successes[s][2] as f64 / n,
+            "p50Ms": percentile(&latencies[s], 0.5),
+            "p95Ms": percentile(&latencies[s], 0.95),
+        }));
+    }
+    if std::env::var_os("ENGRAM_VERBOSE").is_some() {
+        for row in &per_instance {
+            eprintln!("{row}");
+        }
+    }
+    report(
+        &format!(
+            "SWE-bench dev, pytest file localization: {scored} instances over {} releases \
+             (Acc@k: every gold file in the top k files)",
+            by_version.len() - missing.len()
+        ),
+        &["Acc@1", "Acc@5", "Acc@10"],
+        &rows,
+        json!({ "model": model, "indexSeconds": index_seconds, "embedHeadChars": EMBED_HEAD_CHARS, "instances": per_instance }),
+        json,
+    );
+    Ok(())
+}
+
+/// Every `.py` file under `root` (paths relative to it, `/`-separated), sorted.
+fn python_files(root: &Path) -> Result<Vec<SourceFile>, CliError> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if name.ends_with(".py") {
+                let Ok(content) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let Ok(relative) = path.strip_prefix(root) else {
+                    continue;
+                };
+                let relative = relative
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                out.push(SourceFile::new(relative, content));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// A chunk as a memory: its file, its line-free context prefix (so unchanged functions of
+/// two releases embed identically), and the graph node of the definition it holds.
+fn chunk_memory(chunk: &Chunk, outline: Option<&FileOutline>) -> NewMemory {
+    let mut memory = NewMemory::new(MemoryType::Pattern, chunk.content.clone());
+    memory.related_files = vec![chunk.path.clone()];
+    let definition = outline.and_then(|o| {
+        o.definitions
+            .iter()
+            .find(|d| d.start_line >= chunk.start_line && d.start_line <= chunk.end_line)
+            .or_else(|| {
+                o.definitions
+                    .iter()
+                    .filter(|d| d.start_line <= chunk.start_line && d.end_line >= chunk.end_line)
+                    .max_by_key(|d| d.start_line)
+            })
+    });
+    let prefix = match definition {
+        Some(d) => format!("File: {} | {}: {}", chunk.path, d.kind, d.qualified),
+        None => format!("File: {} | {}", chunk.path, chunk.kind),
+    };
+    memory.target_node_id = definition.map(|d| definition_id(&chunk.path, &d.kind, &d.qualified));
+    memory.chunk = Some(ChunkMeta {
+        chunk_type: chunk.kind.clone(),
+        start_line: chunk.start_line,
+        end_line: chunk.end_line,
+        context_prefix: Some(prefix),
+    });
+    memory
+}

@@ -1,0 +1,364 @@
+//! Query analysis: what kind of question this is, which tokens reach FTS5, which code
+//! names reach the graph, and whether a short prompt borrows words from recent turns.
+
+use engram_core::query::{self, is_stop_word, match_expression_of, token_counts};
+use serde::{Deserialize, Serialize};
+
+/// Most tokens a MATCH expression gets.
+pub const MAX_MATCH_TOKENS: usize = 32;
+/// A prompt with at most this many meaningful tokens is "short" and is enriched from the
+/// recent user turns (seeds 002 §2).
+pub const SHORT_PROMPT_TOKENS: usize = 3;
+/// Most tokens after enrichment (more OR terms dilute a short query).
+pub const MAX_ENRICHED_TOKENS: usize = 15;
+/// Most recent user turns used for enrichment.
+pub const MAX_ENRICHING_TURNS: usize = 3;
+/// Most code names sent to the graph path.
+pub const MAX_IDENTIFIERS: usize = 32;
+
+/// What kind of question a query is; it sets the path weights of rank fusion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryType {
+    /// Names code: camelCase, snake_case or a path. Keyword and graph lead.
+    Identifier,
+    /// Natural language. Dense leads.
+    Semantic,
+    /// Follows impact or dependency questions. Graph leads.
+    Structural,
+}
+
+/// What the agent runtime knows about the moment of the query; all optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueryContext {
+    /// The last user turns, oldest first (only used to enrich short prompts).
+    #[serde(default)]
+    pub recent_turns: Vec<String>,
+    /// Names of the last tool calls (e.g. `analyze_impact`, `Read`).
+    #[serde(default)]
+    pub recent_tools: Vec<String>,
+    /// Files the agent touched recently; their graph neighbours are candidates.
+    #[serde(default)]
+    pub recent_files: Vec<String>,
+}
+
+/// The analysed query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryAnalysis {
+    /// The detected type.
+    pub query_type: QueryType,
+    /// Sanitized tokens for the keyword path, most telling first.
+    pub tokens: Vec<String>,
+    /// The FTS5 MATCH expression built from `tokens` only; `None` when nothing is
+    /// searchable (no keyword path then).
+    #[serde(skip)]
+    pub match_expression: Option<String>,
+    /// Code names (identifiers, dotted names and their parts) for the graph path.
+    pub identifiers: Vec<String>,
+    /// Tokens borrowed from recent turns (empty unless the prompt was short).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub enriched_with: Vec<String>,
+    /// The text the dense path embeds: the query, plus the enriching turns if any.
+    #[serde(skip)]
+    pub dense_text: String,
+}
+
+/// Analyses `text` in `context`.
+///
+/// ```
+/// use engram_retrieval::{analyze, QueryContext, QueryType};
+/// let a = analyze("why does parseConfig fail?", &QueryContext::default());
+/// assert_eq!(a.query_type, QueryType::Identifier);
+/// assert_eq!(a.identifiers, ["parseConfig"]);
+/// let b = analyze("how do we deploy", &QueryContext::default());
+/// assert_eq!(b.query_type, QueryType::Semantic);
+/// ```
+pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
+    let query_type = detect_type(text, &context.recent_tools);
+    let identifiers = identifiers(text);
+    let mut tokens = telling_tokens(text, &identifiers);
+    let mut enriched_with = Vec::new();
+    let mut dense_text = text.to_owned();
+    if tokens.len() <= SHORT_PROMPT_TOKENS && !context.recent_turns.is_empty() {
+        let turns: Vec<&String> = context
+            .recent_turns
+            .iter()
+            .rev()
+            .take(MAX_ENRICHING_TURNS)
+            .collect();
+        for turn in &turns {
+            for token in query::tokenize(turn) {
+                if tokens.len() >= MAX_ENRICHED_TOKENS {
+                    break;
+                }
+                if !tokens.contains(&token) {
+                    enriched_with.push(token.clone());
+                    tokens.push(token);
+                }
+            }
+        }
+        if !enriched_with.is_empty() {
+            for turn in turns {
+                dense_text.push('\n');
+                dense_text.push_str(turn);
+            }
+        }
+    }
+    QueryAnalysis {
+        query_type,
+        match_expression: match_expression_of(&tokens),
+        tokens,
+        identifiers,
+        enriched_with,
+        dense_text,
+    }
+}
+
+/// Seeds 000 §7: identifiers (camelCase, snake_case, a path) first; then structural when the
+/// agent was just asking the graph; else semantic.
+fn detect_type(text: &str, recent_tools: &[String]) -> QueryType {
+    let chars: Vec<char> = text.chars().collect();
+    let names_code = text.contains('/')
+        || chars.windows(2).any(|w| {
+            (w[0].is_lowercase() && w[1].is_uppercase()) || (w[0] == '_' && w[1].is_lowercase())
+        });
+    if names_code {
+        return QueryType::Identifier;
+    }
+    let structural = recent_tools.iter().any(|tool| {
+        let tool: String = tool
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect();
+        matches!(
+            tool.as_str(),
+            "analyzeimpact" | "getdependencies" | "dependencies" | "impact"
+        )
+    });
+    if structural {
+        QueryType::Structural
+    } else {
+        QueryType::Semantic
+    }
+}
+
+/// Keyword tokens, at most [`MAX_MATCH_TOKENS`]. A short query keeps its tokens in order;
+/// a long one (an issue report, a stack trace) keeps the most telling: tokens that are part
+/// of a code name, then those it repeats, first occurrence breaking ties.
+fn telling_tokens(text: &str, identifiers: &[String]) -> Vec<String> {
+    let counts = token_counts(text);
+    if counts.len() <= MAX_MATCH_TOKENS {
+        return counts.into_iter().map(|(t, _)| t).collect();
+    }
+    let code_parts: std::collections::HashSet<String> = identifiers
+        .iter()
+        .flat_map(|name| query::tokenize(name))
+        .collect();
+    let mut ranked: Vec<(usize, u32, String)> = counts
+        .into_iter()
+        .enumerate()
+        .map(|(order, (token, count))| {
+            let code = u32::from(code_parts.contains(&token));
+            (order, count + 2 * code, token)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(MAX_MATCH_TOKENS);
+    ranked.sort_by_key(|(order, _, _)| *order);
+    ranked.into_iter().map(|(_, _, t)| t).collect()
+}
+
+/// Code names in `text`: words with an underscore or an inner capital, dotted names
+/// (`caplog.clear`) and their parts, words in backticks, and file names
+/// (`src/_pytest/logging.py` gives `logging`). Order of first occurrence, at most
+/// [`MAX_IDENTIFIERS`].
+///
+/// ```
+/// use engram_retrieval::analysis::identifiers;
+/// assert_eq!(
+///     identifiers("`caplog.clear()` breaks get_records, see logging.py"),
+///     ["caplog.clear", "caplog", "clear", "get_records", "logging"]
+/// );
+/// ```
+pub fn identifiers(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (i, segment) in text.split('`').enumerate() {
+        // Odd segments are inside backticks.
+        let in_backticks = i % 2 == 1;
+        for word in
+            segment.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
+        {
+            let word = word.trim_matches(|c| c == '.' || c == '/');
+            if word.is_empty() {
+                continue;
+            }
+            if word.contains('/') {
+                // A path: its file stem names a module.
+                if let Some(stem) = word.rsplit('/').next().and_then(|f| f.split('.').next()) {
+                    push_name(&mut names, stem);
+                }
+                continue;
+            }
+            let parts: Vec<&str> = word.split('.').filter(|p| !p.is_empty()).collect();
+            if parts.len() > 1 {
+                if is_source_file(&parts) {
+                    push_name(&mut names, parts[0]);
+                    continue;
+                }
+                if parts.iter().all(|p| looks_like_name(p)) {
+                    let dotted = parts.join(".");
+                    if names.len() < MAX_IDENTIFIERS && !names.contains(&dotted) {
+                        names.push(dotted);
+                    }
+                    for part in parts {
+                        push_name(&mut names, part);
+                    }
+                }
+                continue;
+            }
+            if in_backticks || is_code_like(word) {
+                push_name(&mut names, word);
+            }
+        }
+    }
+    names
+}
+
+/// Adds a plain (undotted) name of at least three characters that is not a stop word, once.
+fn push_name(names: &mut Vec<String>, name: &str) {
+    let name = name.trim_matches('_');
+    let plain = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if name.chars().count() >= 3
+        && plain
+        && !is_stop_word(&name.to_lowercase())
+        && names.len() < MAX_IDENTIFIERS
+        && !names.iter().any(|n| n == name)
+    {
+        names.push(name.to_owned());
+    }
+}
+
+fn is_source_file(parts: &[&str]) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        "py", "rs", "ts", "tsx", "js", "jsx", "go", "java", "rb", "c", "h", "cpp", "md", "toml",
+        "json", "yaml", "yml", "ex", "exs",
+    ];
+    parts.len() == 2 && EXTENSIONS.contains(&parts[1])
+}
+
+/// A part of a dotted name: starts with a letter or underscore, at least 2 characters.
+fn looks_like_name(part: &str) -> bool {
+    part.chars().count() >= 2
+        && part
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// snake_case or camelCase / PascalCase with an inner capital.
+fn is_code_like(word: &str) -> bool {
+    if !looks_like_name(word) {
+        return false;
+    }
+    let chars: Vec<char> = word.chars().collect();
+    let snake = word.trim_matches('_').contains('_');
+    let inner_capital = chars
+        .windows(2)
+        .any(|w| w[0].is_lowercase() && w[1].is_uppercase());
+    snake || inner_capital
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(tools: &[&str], turns: &[&str]) -> QueryContext {
+        QueryContext {
+            recent_turns: turns.iter().map(|s| s.to_string()).collect(),
+            recent_tools: tools.iter().map(|s| s.to_string()).collect(),
+            recent_files: vec![],
+        }
+    }
+
+    #[test]
+    fn types_follow_the_seed_rules() {
+        let none = QueryContext::default();
+        assert_eq!(
+            analyze("max_retries", &none).query_type,
+            QueryType::Identifier
+        );
+        assert_eq!(
+            analyze("src/db.rs lock", &none).query_type,
+            QueryType::Identifier
+        );
+        assert_eq!(
+            analyze("what breaks login", &none).query_type,
+            QueryType::Semantic
+        );
+        let after_impact = context(&["analyze_impact"], &[]);
+        assert_eq!(
+            analyze("what breaks login", &after_impact).query_type,
+            QueryType::Structural
+        );
+        // Identifiers win over structural context.
+        assert_eq!(
+            analyze("parseConfig", &after_impact).query_type,
+            QueryType::Identifier
+        );
+    }
+
+    #[test]
+    fn short_prompts_borrow_tokens_from_recent_turns() {
+        let ctx = context(
+            &[],
+            &["we use redis for the session cache", "fix the login bug"],
+        );
+        let a = analyze("fix that", &ctx);
+        assert_eq!(a.tokens[0], "fix");
+        assert!(a.enriched_with.contains(&"login".to_owned()), "{a:?}");
+        assert!(a.enriched_with.contains(&"redis".to_owned()), "{a:?}");
+        assert!(a.tokens.len() <= MAX_ENRICHED_TOKENS);
+        assert!(a.dense_text.contains("fix the login bug"));
+        // A specific prompt is not diluted.
+        let b = analyze("postgres connection refused in integration tests", &ctx);
+        assert!(b.enriched_with.is_empty());
+        assert!(!b.tokens.contains(&"redis".to_owned()));
+    }
+
+    #[test]
+    fn long_queries_keep_code_and_repeated_tokens() {
+        let mut text = String::from("caplog.get_records() and caplog.clear() conflict. ");
+        for i in 0..60 {
+            text.push_str(&format!("filler{i} "));
+        }
+        text.push_str("records records records");
+        let a = analyze(&text, &QueryContext::default());
+        assert_eq!(a.tokens.len(), MAX_MATCH_TOKENS);
+        for wanted in ["caplog", "getrecords", "records", "clear"] {
+            assert!(
+                a.tokens.contains(&wanted.to_owned()),
+                "{wanted} missing: {:?}",
+                a.tokens
+            );
+        }
+        assert!(!a.tokens.contains(&"filler59".to_owned()));
+    }
+
+    #[test]
+    fn identifiers_skip_prose_and_numbers() {
+        assert_eq!(
+            identifiers("the version is 1.2.3, e.g. now"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            identifiers("LogCaptureFixture handles it"),
+            ["LogCaptureFixture"]
+        );
+        assert_eq!(identifiers("see `monkeypatch`"), ["monkeypatch"]);
+        assert_eq!(identifiers("in src/_pytest/python_api.py"), ["python_api"]);
+    }
+}

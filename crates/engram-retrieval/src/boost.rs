@@ -1,0 +1,149 @@
+//! The graph neighbourhood boost (SPEC §6.4, seeds 000 §7).
+//!
+//! Candidates ranked 11–50 whose files neighbour the files of the top 10 in the code graph
+//! (or by co-access) move up. The seeds add `0.3 × neighbour share` to an RRF score whose
+//! maximum is `1/61 ≈ 0.016`, which would lift every neighbour above every direct hit; here
+//! the boost is in RRF units: `0.3 × share / (k + 1)`, what a path of weight 0.3 ranking the
+//! candidate first would add.
+
+use std::collections::{BTreeSet, HashSet};
+
+use crate::candidate::{sort_by_score, Candidate};
+use crate::fusion::RRF_K;
+
+/// Results whose neighbours are boosted.
+pub const BOOST_TOP: usize = 10;
+/// Candidates past this position are not boosted.
+pub const BOOST_WINDOW_END: usize = 50;
+/// The boost's weight, as a path weight.
+pub const BOOST_WEIGHT: f64 = 0.3;
+
+/// Files that neighbour each other (undirected), from the graph and co-access edges.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileAdjacency {
+    pairs: HashSet<(String, String)>,
+}
+
+impl FileAdjacency {
+    /// Records that `a` and `b` neighbour each other.
+    pub fn add(&mut self, a: &str, b: &str) {
+        if a == b {
+            return;
+        }
+        let (x, y) = if a < b { (a, b) } else { (b, a) };
+        self.pairs.insert((x.to_owned(), y.to_owned()));
+    }
+
+    /// Whether `a` and `b` neighbour each other.
+    pub fn neighbours(&self, a: &str, b: &str) -> bool {
+        let (x, y) = if a < b { (a, b) } else { (b, a) };
+        self.pairs.contains(&(x.to_owned(), y.to_owned()))
+    }
+
+    /// Number of recorded pairs.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+/// Boosts candidates 11–50 (`candidates` must be ordered best first) by the share of the
+/// top 10's files their own files neighbour, then re-orders.
+pub fn boost(mut candidates: Vec<Candidate>, adjacency: &FileAdjacency) -> Vec<Candidate> {
+    if adjacency.is_empty() || candidates.len() <= BOOST_TOP {
+        return candidates;
+    }
+    let top_files: BTreeSet<String> = candidates
+        .iter()
+        .take(BOOST_TOP)
+        .flat_map(|c| c.memory.related_files.iter().cloned())
+        .collect();
+    if top_files.is_empty() {
+        return candidates;
+    }
+    let (top, rest) = candidates.split_at_mut(BOOST_TOP);
+    for candidate in rest.iter_mut().take(BOOST_WINDOW_END - BOOST_TOP) {
+        let files = &candidate.memory.related_files;
+        let neighbouring = top_files
+            .iter()
+            .filter(|top_file| files.iter().any(|f| adjacency.neighbours(f, top_file)))
+            .count();
+        if neighbouring == 0 {
+            continue;
+        }
+        let share = neighbouring as f64 / top_files.len() as f64;
+        let b = &mut candidate.breakdown;
+        b.graph_boost = BOOST_WEIGHT * share / (RRF_K + 1.0);
+        b.boosted_by = top
+            .iter()
+            .filter(|t| {
+                t.memory
+                    .related_files
+                    .iter()
+                    .any(|tf| files.iter().any(|f| adjacency.neighbours(f, tf)))
+            })
+            .map(|t| t.memory.id.clone())
+            .collect();
+        b.score = b.fused + b.graph_boost;
+    }
+    sort_by_score(&mut candidates);
+    candidates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::test_support::fake_memory;
+    use crate::candidate::PathKind;
+    use crate::fusion::{fuse, CandidatePool, PathWeights};
+
+    fn ranked(n: usize) -> Vec<Candidate> {
+        let mut pool = CandidatePool::default();
+        for i in 0..n {
+            let mut m = fake_memory(&format!("m{i:02}"), "x");
+            m.related_files = vec![format!("f{i:02}.rs")];
+            pool.add(PathKind::Keyword, i as u32 + 1, 1.0, m);
+        }
+        fuse(
+            pool.into_candidates(),
+            &PathWeights {
+                keyword: 1.0,
+                dense: 0.0,
+                graph: 0.0,
+            },
+        )
+    }
+
+    #[test]
+    fn neighbours_of_the_top_ten_move_up_by_the_documented_amount() {
+        let mut adjacency = FileAdjacency::default();
+        adjacency.add("f00.rs", "f30.rs");
+        adjacency.add("f01.rs", "f30.rs");
+        adjacency.add("f02.rs", "f55.rs"); // position 56: outside the window
+        let before = ranked(60);
+        let score_30 = before[30].breakdown.score;
+        let after = boost(before, &adjacency);
+        let c = after.iter().position(|c| c.memory.id == "m30").unwrap();
+        let b = &after[c].breakdown;
+        let expected = BOOST_WEIGHT * (2.0 / 10.0) / (RRF_K + 1.0);
+        assert!((b.graph_boost - expected).abs() < 1e-15);
+        assert!((b.score - (score_30 + expected)).abs() < 1e-15);
+        assert_eq!(b.boosted_by, ["m00", "m01"]);
+        assert!(c < 30, "m30 moved up to {c}");
+        let m55 = after.iter().find(|c| c.memory.id == "m55").unwrap();
+        assert_eq!(m55.breakdown.graph_boost, 0.0);
+        // The top ten are never boosted.
+        assert!(after[..10].iter().all(|c| c.breakdown.graph_boost == 0.0));
+    }
+
+    #[test]
+    fn no_adjacency_changes_nothing() {
+        let before = ranked(20);
+        let after = boost(before.clone(), &FileAdjacency::default());
+        assert_eq!(before, after);
+    }
+}

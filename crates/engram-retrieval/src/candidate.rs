@@ -1,0 +1,191 @@
+//! A candidate memory moving through the pipeline, and the record of how it was scored.
+
+use engram_core::Memory;
+use serde::Serialize;
+
+/// A candidate path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathKind {
+    /// FTS5 BM25 over content, tags and files.
+    Keyword,
+    /// Cosine similarity of embeddings.
+    Dense,
+    /// Code-graph proximity: symbols the query names, neighbours of recent files.
+    Graph,
+}
+
+/// Where one path ranked a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathHit {
+    /// 1-based rank in the path.
+    pub rank: u32,
+    /// The path's own metric: BM25 (higher is better), cosine similarity, or graph score.
+    pub metric: f64,
+}
+
+/// One path's part in a fused score.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathScore {
+    /// 1-based rank in the path.
+    pub rank: u32,
+    /// The path's own metric (see [`PathHit::metric`]).
+    pub metric: f64,
+    /// The path's weight for this query type.
+    pub weight: f64,
+    /// `weight / (k + rank)`.
+    pub contribution: f64,
+}
+
+/// How a result's score came to be.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Breakdown {
+    /// The keyword path's part, if it found the memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyword: Option<PathScore>,
+    /// The dense path's part, if it found the memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense: Option<PathScore>,
+    /// The graph path's part, if it found the memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<PathScore>,
+    /// Sum of the path contributions (weighted RRF).
+    pub fused: f64,
+    /// Added by the graph neighbourhood boost.
+    pub graph_boost: f64,
+    /// Top-10 results whose files neighbour this one's (why it was boosted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boosted_by: Vec<String>,
+    /// Phase weight for the memory's type (1 without a phase).
+    pub phase_weight: f64,
+    /// Source trust multiplier.
+    pub trust_weight: f64,
+    /// The memory's confidence.
+    pub confidence: f64,
+    /// Decay factor from the half-life and the time since last access (1 = none).
+    pub decay: f64,
+    /// Multiplier for trust flags (contaminated, needs review; 1 otherwise).
+    pub flag_weight: f64,
+    /// Absolute relevance in `[0, 1]`: the best of dense similarity and the share of the
+    /// query's terms the memory contains. Rank fusion has no absolute scale; thresholds use
+    /// this.
+    pub relevance: f64,
+    /// Added by an optional reranker (its score replaced the order when present).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<f64>,
+    /// Final score: `(fused + graph_boost) × phase × trust × confidence × decay × flags`.
+    pub score: f64,
+}
+
+/// A memory with the hits that found it and its score so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The memory.
+    pub memory: Memory,
+    /// Keyword hit, if any.
+    pub keyword: Option<PathHit>,
+    /// Dense hit, if any.
+    pub dense: Option<PathHit>,
+    /// Graph hit, if any.
+    pub graph: Option<PathHit>,
+    /// The score record; [`Breakdown::score`] orders candidates.
+    pub breakdown: Breakdown,
+}
+
+impl Candidate {
+    /// A candidate not yet found by any path.
+    pub fn new(memory: Memory) -> Self {
+        Candidate {
+            memory,
+            keyword: None,
+            dense: None,
+            graph: None,
+            breakdown: Breakdown::default(),
+        }
+    }
+
+    /// The candidate's hit in `path`.
+    pub fn hit(&self, path: PathKind) -> Option<PathHit> {
+        match path {
+            PathKind::Keyword => self.keyword,
+            PathKind::Dense => self.dense,
+            PathKind::Graph => self.graph,
+        }
+    }
+
+    /// Records a hit in `path`, keeping the better (lower) rank if found twice.
+    pub fn set_hit(&mut self, path: PathKind, hit: PathHit) {
+        let slot = match path {
+            PathKind::Keyword => &mut self.keyword,
+            PathKind::Dense => &mut self.dense,
+            PathKind::Graph => &mut self.graph,
+        };
+        if slot.is_none_or(|old| hit.rank < old.rank) {
+            *slot = Some(hit);
+        }
+    }
+
+    /// The best rank over all paths (for tie-breaking).
+    pub fn best_rank(&self) -> u32 {
+        [self.keyword, self.dense, self.graph]
+            .iter()
+            .flatten()
+            .map(|h| h.rank)
+            .min()
+            .unwrap_or(u32::MAX)
+    }
+}
+
+/// Orders candidates by score, then best rank, then id (so equal inputs give equal output
+/// in every host).
+pub(crate) fn sort_by_score(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
+        b.breakdown
+            .score
+            .total_cmp(&a.breakdown.score)
+            .then_with(|| a.best_rank().cmp(&b.best_rank()))
+            .then_with(|| a.memory.id.cmp(&b.memory.id))
+    });
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use engram_core::{Memory, MemoryScope, MemorySource, MemoryType, TrustFlags, Visibility};
+
+    /// A fake stored memory for unit tests of one stage.
+    pub fn fake_memory(id: &str, content: &str) -> Memory {
+        Memory {
+            id: id.into(),
+            project_id: "p".into(),
+            memory_type: MemoryType::Gotcha,
+            content: content.into(),
+            confidence: 1.0,
+            tags: vec![],
+            related_files: vec![],
+            related_modules: vec![],
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+            last_accessed_at: "2026-01-01T00:00:00.000Z".into(),
+            access_count: 0,
+            scope: MemoryScope::Global,
+            visibility: Visibility::Project,
+            phase: None,
+            source: MemorySource::AgentExplicit,
+            session_id: None,
+            commit_sha: None,
+            provenance_session_ids: vec![],
+            work_unit_ref: None,
+            methodology: None,
+            relations: vec![],
+            decay_half_life_days: None,
+            flags: TrustFlags::default(),
+            citation_text: None,
+            target_node_id: None,
+            chunk: None,
+            embedding_model_id: None,
+            deprecated: false,
+        }
+    }
+}

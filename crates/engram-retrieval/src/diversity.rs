@@ -1,0 +1,164 @@
+//! Diversity (SPEC §6.6): overlapping chunks collapse into the best one, then maximal
+//! marginal relevance keeps near-duplicates from filling the top.
+
+use std::collections::HashSet;
+
+use crate::candidate::Candidate;
+
+/// MMR trade-off: 1 is pure relevance, 0 pure novelty.
+pub const MMR_LAMBDA: f64 = 0.8;
+/// Only the first this-many candidates are reordered by MMR (the rest keep their order).
+pub const MMR_WINDOW: usize = 20;
+
+/// Drops candidates that repeat a better one: the same content, or a chunk of the same file
+/// whose lines overlap a better chunk's. Input must be ordered best first.
+pub fn dedupe(candidates: Vec<Candidate>) -> Vec<Candidate> {
+    let mut kept: Vec<Candidate> = Vec::with_capacity(candidates.len());
+    let mut contents: HashSet<String> = HashSet::new();
+    for candidate in candidates {
+        let content = candidate.memory.content.trim().to_owned();
+        if contents.contains(&content) {
+            continue;
+        }
+        if kept.iter().any(|k| chunks_overlap(k, &candidate)) {
+            continue;
+        }
+        contents.insert(content);
+        kept.push(candidate);
+    }
+    kept
+}
+
+fn chunks_overlap(a: &Candidate, b: &Candidate) -> bool {
+    let (Some(ca), Some(cb)) = (&a.memory.chunk, &b.memory.chunk) else {
+        return false;
+    };
+    let same_file = a
+        .memory
+        .related_files
+        .first()
+        .is_some_and(|f| b.memory.related_files.first() == Some(f));
+    same_file && ca.start_line <= cb.end_line && cb.start_line <= ca.end_line
+}
+
+/// Reorders the first [`MMR_WINDOW`] candidates by maximal marginal relevance: each pick
+/// maximises `λ · score / best score − (1 − λ) · max word overlap with those already
+/// picked` (Jaccard over word sets). Input must be ordered best first.
+pub fn mmr(candidates: Vec<Candidate>) -> Vec<Candidate> {
+    if candidates.len() < 3 {
+        return candidates;
+    }
+    let best = candidates[0].breakdown.score.max(f64::MIN_POSITIVE);
+    let window = candidates.len().min(MMR_WINDOW);
+    let mut rest = candidates;
+    let tail = rest.split_off(window);
+    let words: Vec<HashSet<String>> = rest
+        .iter()
+        .map(|c| {
+            engram_core::query::token_counts(&c.memory.content)
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect()
+        })
+        .collect();
+    let mut remaining: Vec<usize> = (0..rest.len()).collect();
+    let mut order: Vec<usize> = Vec::with_capacity(rest.len());
+    while !remaining.is_empty() {
+        let mut pick = 0;
+        let mut pick_value = f64::NEG_INFINITY;
+        for (slot, &i) in remaining.iter().enumerate() {
+            let relevance = rest[i].breakdown.score / best;
+            let redundancy = order
+                .iter()
+                .map(|&j| jaccard(&words[i], &words[j]))
+                .fold(0.0, f64::max);
+            let value = MMR_LAMBDA * relevance - (1.0 - MMR_LAMBDA) * redundancy;
+            if value > pick_value {
+                pick_value = value;
+                pick = slot;
+            }
+        }
+        order.push(remaining.remove(pick));
+    }
+    let mut slots: Vec<Option<Candidate>> = rest.into_iter().map(Some).collect();
+    let mut out: Vec<Candidate> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    out.extend(tail);
+    out
+}
+
+fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 0.0;
+    }
+    let shared = a.intersection(b).count();
+    shared as f64 / (a.len() + b.len() - shared) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::test_support::fake_memory;
+    use engram_core::ChunkMeta;
+
+    fn scored(id: &str, content: &str, score: f64) -> Candidate {
+        let mut c = Candidate::new(fake_memory(id, content));
+        c.breakdown.score = score;
+        c
+    }
+
+    fn chunk(id: &str, file: &str, lines: (u32, u32), score: f64) -> Candidate {
+        let mut c = scored(id, &format!("{id} body"), score);
+        c.memory.related_files = vec![file.into()];
+        c.memory.chunk = Some(ChunkMeta {
+            chunk_type: "function".into(),
+            start_line: lines.0,
+            end_line: lines.1,
+            context_prefix: None,
+        });
+        c
+    }
+
+    #[test]
+    fn overlapping_chunks_and_repeats_collapse_into_the_best() {
+        let out = dedupe(vec![
+            chunk("a", "x.py", (10, 40), 0.9),
+            chunk("b", "x.py", (35, 60), 0.8), // overlaps a
+            chunk("c", "y.py", (35, 60), 0.7), // other file
+            chunk("d", "x.py", (41, 60), 0.6), // adjacent, not overlapping
+            scored("e", "same text", 0.5),
+            scored("f", "same text ", 0.4),
+        ]);
+        let ids: Vec<&str> = out.iter().map(|c| c.memory.id.as_str()).collect();
+        assert_eq!(ids, ["a", "c", "d", "e"]);
+    }
+
+    #[test]
+    fn mmr_moves_a_near_duplicate_below_a_distinct_result() {
+        let out = mmr(vec![
+            scored(
+                "a",
+                "postgres connection refused retry after compose up",
+                1.0,
+            ),
+            scored(
+                "b",
+                "postgres connection refused retry after compose up now",
+                0.95,
+            ),
+            scored("c", "css grid layout for the dashboard", 0.9),
+        ]);
+        let ids: Vec<&str> = out.iter().map(|c| c.memory.id.as_str()).collect();
+        assert_eq!(ids, ["a", "c", "b"]);
+    }
+
+    #[test]
+    fn mmr_keeps_order_of_distinct_results() {
+        let input = vec![
+            scored("a", "alpha beta", 1.0),
+            scored("b", "gamma delta", 0.9),
+            scored("c", "epsilon zeta", 0.8),
+        ];
+        let out = mmr(input.clone());
+        assert_eq!(out, input);
+    }
+}

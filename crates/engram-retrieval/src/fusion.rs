@@ -1,0 +1,201 @@
+//! Weighted reciprocal rank fusion (SPEC §6.3, seeds 000 §7).
+
+use std::collections::HashMap;
+
+use engram_core::Memory;
+use serde::Serialize;
+
+use crate::analysis::QueryType;
+use crate::candidate::{sort_by_score, Candidate, PathHit, PathKind, PathScore};
+
+/// The RRF constant: a path's contribution is `weight / (RRF_K + rank)`.
+pub const RRF_K: f64 = 60.0;
+
+/// How much each path counts in the fusion.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathWeights {
+    /// FTS5 BM25.
+    pub keyword: f64,
+    /// Dense vectors.
+    pub dense: f64,
+    /// Code graph.
+    pub graph: f64,
+}
+
+impl PathWeights {
+    /// Seeds 000 §7: identifier queries 0.5 keyword / 0.3 graph / 0.2 dense; semantic 0.5
+    /// dense / 0.25 keyword / 0.25 graph; structural 0.6 graph / 0.25 keyword / 0.15 dense.
+    pub fn for_type(query_type: QueryType) -> Self {
+        match query_type {
+            QueryType::Identifier => PathWeights {
+                keyword: 0.5,
+                dense: 0.2,
+                graph: 0.3,
+            },
+            QueryType::Semantic => PathWeights {
+                keyword: 0.25,
+                dense: 0.5,
+                graph: 0.25,
+            },
+            QueryType::Structural => PathWeights {
+                keyword: 0.25,
+                dense: 0.15,
+                graph: 0.6,
+            },
+        }
+    }
+
+    /// The weight of `path`.
+    pub fn of(&self, path: PathKind) -> f64 {
+        match path {
+            PathKind::Keyword => self.keyword,
+            PathKind::Dense => self.dense,
+            PathKind::Graph => self.graph,
+        }
+    }
+}
+
+/// Candidates gathered from the paths, one per memory.
+#[derive(Debug, Default)]
+pub struct CandidatePool {
+    candidates: Vec<Candidate>,
+    by_id: HashMap<String, usize>,
+}
+
+impl CandidatePool {
+    /// Records that `path` ranked `memory` at 1-based `rank` with its own `metric`.
+    pub fn add(&mut self, path: PathKind, rank: u32, metric: f64, memory: Memory) {
+        let index = match self.by_id.get(&memory.id) {
+            Some(&i) => i,
+            None => {
+                self.by_id.insert(memory.id.clone(), self.candidates.len());
+                self.candidates.push(Candidate::new(memory));
+                self.candidates.len() - 1
+            }
+        };
+        self.candidates[index].set_hit(path, PathHit { rank, metric });
+    }
+
+    /// How many distinct memories were found.
+    pub fn len(&self) -> usize {
+        self.candidates.len()
+    }
+
+    /// Whether no path found anything.
+    pub fn is_empty(&self) -> bool {
+        self.candidates.is_empty()
+    }
+
+    /// The candidates, in the order they were first found.
+    pub fn into_candidates(self) -> Vec<Candidate> {
+        self.candidates
+    }
+}
+
+/// Sets each candidate's fused score `Σ weight(path) / (k + rank)` and its per-path
+/// breakdown, then orders them best first.
+///
+/// ```
+/// use engram_retrieval::fusion::{fuse, CandidatePool, PathWeights};
+/// use engram_retrieval::PathKind;
+/// # let memory = |id: &str| serde_json::from_value::<engram_core::Memory>(serde_json::json!({
+/// #   "id": id, "projectId": "p", "type": "gotcha", "content": id, "confidence": 1.0,
+/// #   "tags": [], "relatedFiles": [], "relatedModules": [], "createdAt": "", "lastAccessedAt": "",
+/// #   "accessCount": 0, "scope": "global", "visibility": "project", "source": "agent_explicit",
+/// #   "provenanceSessionIds": [], "relations": [], "flags": {}, "deprecated": false})).unwrap();
+/// let mut pool = CandidatePool::default();
+/// pool.add(PathKind::Keyword, 1, 9.0, memory("a"));
+/// pool.add(PathKind::Dense, 1, 0.8, memory("b"));
+/// let weights = PathWeights { keyword: 0.5, dense: 0.2, graph: 0.3 };
+/// let ranked = fuse(pool.into_candidates(), &weights);
+/// assert_eq!(ranked[0].memory.id, "a");
+/// assert!((ranked[0].breakdown.fused - 0.5 / 61.0).abs() < 1e-12);
+/// ```
+pub fn fuse(mut candidates: Vec<Candidate>, weights: &PathWeights) -> Vec<Candidate> {
+    for candidate in &mut candidates {
+        let score = |path: PathKind| {
+            candidate.hit(path).map(|hit| {
+                let weight = weights.of(path);
+                PathScore {
+                    rank: hit.rank,
+                    metric: hit.metric,
+                    weight,
+                    contribution: weight / (RRF_K + f64::from(hit.rank)),
+                }
+            })
+        };
+        let (keyword, dense, graph) = (
+            score(PathKind::Keyword),
+            score(PathKind::Dense),
+            score(PathKind::Graph),
+        );
+        let b = &mut candidate.breakdown;
+        b.fused = [keyword, dense, graph]
+            .iter()
+            .flatten()
+            .map(|p| p.contribution)
+            .sum();
+        b.keyword = keyword;
+        b.dense = dense;
+        b.graph = graph;
+        b.score = b.fused;
+    }
+    sort_by_score(&mut candidates);
+    candidates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::test_support::fake_memory;
+
+    #[test]
+    fn weighted_rrf_arithmetic() {
+        let mut pool = CandidatePool::default();
+        pool.add(PathKind::Keyword, 1, 5.0, fake_memory("a", "a"));
+        pool.add(PathKind::Keyword, 2, 4.0, fake_memory("b", "b"));
+        pool.add(PathKind::Dense, 1, 0.9, fake_memory("b", "b"));
+        pool.add(PathKind::Dense, 2, 0.8, fake_memory("c", "c"));
+        pool.add(PathKind::Graph, 3, 1.0, fake_memory("c", "c"));
+        assert_eq!(pool.len(), 3);
+        let w = PathWeights::for_type(QueryType::Semantic);
+        let ranked = fuse(pool.into_candidates(), &w);
+        let ids: Vec<&str> = ranked.iter().map(|c| c.memory.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c", "a"]);
+        let b = &ranked[0].breakdown;
+        assert!((b.fused - (0.25 / 62.0 + 0.5 / 61.0)).abs() < 1e-15);
+        assert_eq!(b.keyword.map(|k| k.rank), Some(2));
+        assert_eq!(b.dense.map(|d| d.weight), Some(0.5));
+        let c = &ranked[1].breakdown;
+        assert!((c.fused - (0.5 / 62.0 + 0.25 / 63.0)).abs() < 1e-15);
+        assert!((ranked[2].breakdown.fused - 0.25 / 61.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_second_hit_in_one_path_keeps_the_better_rank() {
+        let mut pool = CandidatePool::default();
+        pool.add(PathKind::Graph, 4, 0.1, fake_memory("a", "a"));
+        pool.add(PathKind::Graph, 2, 0.3, fake_memory("a", "a"));
+        let ranked = fuse(
+            pool.into_candidates(),
+            &PathWeights::for_type(QueryType::Structural),
+        );
+        assert_eq!(ranked[0].graph.map(|g| g.rank), Some(2));
+    }
+
+    #[test]
+    fn weights_follow_the_query_type() {
+        for t in [
+            QueryType::Identifier,
+            QueryType::Semantic,
+            QueryType::Structural,
+        ] {
+            let w = PathWeights::for_type(t);
+            assert!((w.keyword + w.dense + w.graph - 1.0).abs() < 1e-12);
+        }
+        assert!(PathWeights::for_type(QueryType::Identifier).keyword > 0.4);
+        assert!(PathWeights::for_type(QueryType::Semantic).dense > 0.4);
+        assert!(PathWeights::for_type(QueryType::Structural).graph > 0.5);
+    }
+}

@@ -1,0 +1,35 @@
+//! engram's retrieval pipeline (SPEC §6) as pure functions.
+//!
+//! The database produces ranked candidates from three paths — dense vectors, FTS5 BM25 and
+//! the code graph — in one round trip; everything after that happens here, with no I/O and
+//! no clock (the caller passes "now"):
+//!
+//! 1. [`analysis`]: query type (identifier / semantic / structural), sanitized tokens,
+//!    identifiers for the graph path, short-prompt enrichment from recent user turns.
+//! 2. [`fusion`]: weighted reciprocal rank fusion (k = 60) with per-query-type weights.
+//! 3. [`boost`]: the graph neighbourhood boost for candidates 11–50 that neighbour the top 10.
+//! 4. [`scoring`]: phase weights × source trust × confidence × decay.
+//! 5. [`diversity`]: overlapping chunks deduplicated, then maximal marginal relevance.
+//! 6. [`select`]: the auto-inject mode (absolute minimum + relative cutoff, ≤ 3, may return
+//!    nothing) and the search mode (≤ 10).
+//! 7. [`packing`]: per-phase token budgets, per-type allocations, clustered by file, with
+//!    citation chips; a budget is never exceeded ([`tokens`] never undercounts).
+//!
+//! Every result carries a [`Breakdown`] of how its score came to be.
+
+pub mod analysis;
+pub mod boost;
+pub mod diversity;
+pub mod fusion;
+pub mod packing;
+pub mod scoring;
+pub mod select;
+pub mod tokens;
+
+mod candidate;
+
+pub use analysis::{analyze, QueryAnalysis, QueryContext, QueryType};
+pub use candidate::{Breakdown, Candidate, PathHit, PathKind, PathScore};
+pub use fusion::{fuse, PathWeights, RRF_K};
+pub use packing::{pack, PackedContext, PackingBudget};
+pub use select::{select, Mode, Selection};

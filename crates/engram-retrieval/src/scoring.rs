@@ -1,0 +1,213 @@
+//! Final scoring (SPEC §6.5, seeds 000 §7): phase weights × source trust × confidence ×
+//! decay, and the absolute relevance thresholds use.
+
+use std::collections::HashSet;
+
+use engram_core::query::tokenize;
+use engram_core::time::millis_from_rfc3339;
+use engram_core::{MemorySource, MemoryType, Phase};
+
+use crate::candidate::{sort_by_score, Candidate};
+
+const DAY_MILLIS: f64 = 86_400_000.0;
+
+/// How much a memory type counts in a phase (1 when unlisted or without a phase).
+pub fn phase_weight(phase: Option<Phase>, memory_type: MemoryType) -> f64 {
+    use MemoryType::*;
+    let Some(phase) = phase else { return 1.0 };
+    let weight = match (phase, memory_type) {
+        (Phase::Define, WorkflowRecipe) => 1.4,
+        (Phase::Define, DeadEnd | Requirement) => 1.2,
+        (Phase::Define, Decision | TaskCalibration) => 1.1,
+        (Phase::Define, Gotcha | ErrorPattern) => 0.8,
+        (Phase::Implement, Gotcha) => 1.4,
+        (Phase::Implement, ErrorPattern) => 1.3,
+        (Phase::Implement, CausalDependency | DeadEnd) => 1.2,
+        (Phase::Implement, Pattern | PrefetchPattern) => 1.1,
+        (Phase::Validate, ErrorPattern | E2eObservation) => 1.4,
+        (Phase::Validate, Requirement) => 1.2,
+        (Phase::Validate, WorkUnitOutcome) => 1.1,
+        (Phase::Refine, ErrorPattern) => 1.3,
+        (Phase::Refine, Gotcha | DeadEnd) => 1.2,
+        (Phase::Explore, ModuleInsight) => 1.4,
+        (Phase::Explore, Decision) => 1.2,
+        (Phase::Explore, Pattern) => 1.1,
+        (Phase::Reflect, WorkUnitOutcome) => 1.4,
+        (Phase::Reflect, TaskCalibration) => 1.3,
+        (Phase::Reflect, DeadEnd) => 1.1,
+        _ => 1.0,
+    };
+    weight
+}
+
+/// How far a memory's source is trusted.
+pub fn trust_weight(source: MemorySource) -> f64 {
+    match source {
+        MemorySource::UserTaught => 1.4,
+        MemorySource::AgentExplicit => 1.2,
+        MemorySource::QaAuto => 1.1,
+        MemorySource::McpAuto | MemorySource::CommitAuto => 1.0,
+        MemorySource::ObserverInferred => 0.85,
+    }
+}
+
+/// `0.5 ^ (days since last access / half-life)`; 1 for pinned memories, memories whose type
+/// never decays, and unreadable timestamps.
+pub fn decay(candidate: &Candidate, now_millis: i64) -> f64 {
+    let m = &candidate.memory;
+    if m.flags.pinned {
+        return 1.0;
+    }
+    let Some(half_life) = m
+        .decay_half_life_days
+        .or_else(|| m.memory_type.default_half_life_days())
+        .filter(|h| *h > 0.0)
+    else {
+        return 1.0;
+    };
+    let Some(last) = millis_from_rfc3339(&m.last_accessed_at) else {
+        return 1.0;
+    };
+    let days = ((now_millis - last).max(0) as f64) / DAY_MILLIS;
+    0.5f64.powf(days / half_life)
+}
+
+/// Share of the query's `tokens` that occur in the memory's content, tags or files, in
+/// `[0, 1]`. Words are compared by a light stem (`migrations` matches `migration`), as the
+/// keyword index's Porter stemmer would.
+pub fn term_coverage(tokens: &[String], candidate: &Candidate) -> f64 {
+    if tokens.is_empty() {
+        return 0.0;
+    }
+    let m = &candidate.memory;
+    let mut words: HashSet<String> = tokenize_all(&m.content);
+    for extra in m.tags.iter().chain(&m.related_files) {
+        words.extend(tokenize_all(extra));
+    }
+    let found = tokens.iter().filter(|t| words.contains(&stem(t))).count();
+    found as f64 / tokens.len() as f64
+}
+
+fn tokenize_all(text: &str) -> HashSet<String> {
+    engram_core::query::token_counts(text)
+        .into_iter()
+        .map(|(t, _)| stem(&t))
+        .collect()
+}
+
+/// Strips one common English suffix, keeping at least three characters.
+fn stem(word: &str) -> String {
+    for suffix in ["ations", "ation", "ings", "ing", "ies", "ed", "es", "s"] {
+        if let Some(base) = word.strip_suffix(suffix) {
+            if base.chars().count() >= 3 {
+                return base.to_owned();
+            }
+        }
+    }
+    word.to_owned()
+}
+
+/// Applies the final multipliers and relevance to ranked candidates and re-orders them.
+/// `tokens` are the query's keyword tokens.
+pub fn score(
+    mut candidates: Vec<Candidate>,
+    phase: Option<Phase>,
+    tokens: &[String],
+    now_millis: i64,
+) -> Vec<Candidate> {
+    for candidate in &mut candidates {
+        let phase_w = phase_weight(phase, candidate.memory.memory_type);
+        let trust_w = trust_weight(candidate.memory.source);
+        let confidence = candidate.memory.confidence.clamp(0.0, 1.0);
+        let decay = decay(candidate, now_millis);
+        let similarity = candidate.dense.map_or(0.0, |d| d.metric.clamp(0.0, 1.0));
+        let coverage = term_coverage(tokens, candidate);
+        let b = &mut candidate.breakdown;
+        b.phase_weight = phase_w;
+        b.trust_weight = trust_w;
+        b.confidence = confidence;
+        b.decay = decay;
+        b.relevance = similarity.max(coverage);
+        b.score = (b.fused + b.graph_boost) * phase_w * trust_w * confidence * decay;
+    }
+    sort_by_score(&mut candidates);
+    candidates
+}
+
+/// Tokens of a query for [`term_coverage`] (exposed for callers that score outside the
+/// pipeline).
+pub fn coverage_tokens(text: &str) -> Vec<String> {
+    tokenize(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::test_support::fake_memory;
+    use crate::candidate::{PathHit, PathKind};
+
+    const NOW: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+
+    fn candidate(content: &str) -> Candidate {
+        let mut c = Candidate::new(fake_memory("a", content));
+        c.set_hit(
+            PathKind::Keyword,
+            PathHit {
+                rank: 1,
+                metric: 3.0,
+            },
+        );
+        c.breakdown.fused = 0.5 / 61.0;
+        c
+    }
+
+    #[test]
+    fn decay_halves_per_half_life_and_spares_pinned() {
+        let mut c = candidate("x");
+        c.memory.decay_half_life_days = Some(10.0);
+        c.memory.last_accessed_at = "2025-12-22T00:00:00.000Z".into(); // 10 days before NOW
+        assert!((decay(&c, NOW) - 0.5).abs() < 1e-12);
+        c.memory.last_accessed_at = "2025-12-02T00:00:00.000Z".into();
+        assert!((decay(&c, NOW) - 0.125).abs() < 1e-12);
+        c.memory.flags.pinned = true;
+        assert_eq!(decay(&c, NOW), 1.0);
+        c.memory.flags.pinned = false;
+        c.memory.decay_half_life_days = None;
+        c.memory.memory_type = MemoryType::Decision; // never decays
+        assert_eq!(decay(&c, NOW), 1.0);
+        c.memory.memory_type = MemoryType::WorkState; // 7 days by default
+        c.memory.last_accessed_at = "2025-12-25T00:00:00.000Z".into();
+        assert!((decay(&c, NOW) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn final_score_multiplies_the_documented_factors() {
+        let mut c = candidate("Run migrations before tests");
+        c.memory.memory_type = MemoryType::Gotcha;
+        c.memory.source = MemorySource::ObserverInferred;
+        c.memory.confidence = 0.8;
+        c.memory.last_accessed_at = "2026-01-01T00:00:00.000Z".into();
+        let tokens = coverage_tokens("migration tests deploy");
+        let scored = score(vec![c], Some(Phase::Implement), &tokens, NOW);
+        let b = &scored[0].breakdown;
+        assert_eq!(b.phase_weight, 1.4);
+        assert_eq!(b.trust_weight, 0.85);
+        assert_eq!(b.decay, 1.0);
+        assert!((b.score - 0.5 / 61.0 * 1.4 * 0.85 * 0.8).abs() < 1e-15);
+        assert!((b.relevance - 2.0 / 3.0).abs() < 1e-12, "{}", b.relevance);
+    }
+
+    #[test]
+    fn phase_and_trust_reorder_equal_ranks() {
+        let mut a = candidate("a");
+        a.memory.id = "a".into();
+        a.memory.memory_type = MemoryType::ModuleInsight;
+        let mut b = candidate("b");
+        b.memory.id = "b".into();
+        b.memory.memory_type = MemoryType::Gotcha;
+        let explore = score(vec![a.clone(), b.clone()], Some(Phase::Explore), &[], NOW);
+        assert_eq!(explore[0].memory.id, "a");
+        let implement = score(vec![a, b], Some(Phase::Implement), &[], NOW);
+        assert_eq!(implement[0].memory.id, "b");
+    }
+}

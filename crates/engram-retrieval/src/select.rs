@@ -1,0 +1,171 @@
+//! The two retrieval modes (SPEC §6.8, seeds 002 §2).
+//!
+//! Auto-inject runs between an agent's steps without being asked, so it must be precise: the
+//! best result must be relevant in absolute terms, the others close to it, at most three, and
+//! it may return nothing. Search is what an agent asks for: up to its limit, with memories
+//! that need review included but flagged.
+
+use serde::{Deserialize, Serialize};
+
+use crate::candidate::Candidate;
+
+/// Auto-inject: the best result's relevance must reach this.
+pub const AUTO_MIN_RELEVANCE: f64 = 0.5;
+/// Auto-inject: every result's score must reach this share of the best score.
+pub const AUTO_RELATIVE_CUTOFF: f64 = 0.6;
+/// Auto-inject: most results.
+pub const AUTO_MAX_RESULTS: usize = 3;
+/// HyDE runs when fewer than this many search results reach [`HYDE_RELEVANCE`].
+pub const HYDE_MIN_STRONG: usize = 3;
+/// See [`HYDE_MIN_STRONG`].
+pub const HYDE_RELEVANCE: f64 = 0.5;
+
+/// How results will be used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Asked for by the agent: up to the limit, stale memories included with a warning.
+    #[default]
+    Search,
+    /// Injected without being asked: at most 3, precise, may be empty; never stale memories.
+    AutoInject,
+}
+
+/// What selection kept, and why the rest went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// Kept candidates, best first.
+    pub results: Vec<Candidate>,
+    /// Memories that need review kept in search mode (ids), to be warned about.
+    pub stale: Vec<String>,
+    /// Why auto-inject returned nothing, if it did.
+    pub empty_reason: Option<String>,
+}
+
+/// Applies `mode`'s rules to ranked candidates.
+pub fn select(candidates: Vec<Candidate>, mode: Mode, limit: usize) -> Selection {
+    match mode {
+        Mode::Search => {
+            let results: Vec<Candidate> = candidates.into_iter().take(limit).collect();
+            let stale = results
+                .iter()
+                .filter(|c| c.memory.flags.needs_review)
+                .map(|c| c.memory.id.clone())
+                .collect();
+            Selection {
+                results,
+                stale,
+                empty_reason: None,
+            }
+        }
+        Mode::AutoInject => {
+            let fresh: Vec<Candidate> = candidates
+                .into_iter()
+                .filter(|c| !c.memory.flags.needs_review)
+                .collect();
+            let Some(best) = fresh.first() else {
+                return Selection {
+                    results: Vec::new(),
+                    stale: Vec::new(),
+                    empty_reason: Some("no candidates".into()),
+                };
+            };
+            if best.breakdown.relevance < AUTO_MIN_RELEVANCE {
+                let reason = format!(
+                    "best relevance {:.2} is below {AUTO_MIN_RELEVANCE}",
+                    best.breakdown.relevance
+                );
+                return Selection {
+                    results: Vec::new(),
+                    stale: Vec::new(),
+                    empty_reason: Some(reason),
+                };
+            }
+            let floor = best.breakdown.score * AUTO_RELATIVE_CUTOFF;
+            let results = fresh
+                .into_iter()
+                .filter(|c| {
+                    c.breakdown.score >= floor && c.breakdown.relevance >= AUTO_MIN_RELEVANCE
+                })
+                .take(AUTO_MAX_RESULTS.min(limit.max(1)))
+                .collect();
+            Selection {
+                results,
+                stale: Vec::new(),
+                empty_reason: None,
+            }
+        }
+    }
+}
+
+/// Whether a search should try HyDE: fewer than [`HYDE_MIN_STRONG`] results reach
+/// [`HYDE_RELEVANCE`].
+pub fn wants_hyde(results: &[Candidate]) -> bool {
+    results
+        .iter()
+        .filter(|c| c.breakdown.relevance > HYDE_RELEVANCE)
+        .count()
+        < HYDE_MIN_STRONG
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::test_support::fake_memory;
+
+    fn c(id: &str, score: f64, relevance: f64) -> Candidate {
+        let mut c = Candidate::new(fake_memory(id, id));
+        c.breakdown.score = score;
+        c.breakdown.relevance = relevance;
+        c
+    }
+
+    #[test]
+    fn auto_inject_needs_an_absolute_match_and_stays_close_to_the_best() {
+        let out = select(
+            vec![
+                c("a", 1.0, 0.9),
+                c("b", 0.7, 0.6),
+                c("c", 0.65, 0.3), // close in score but not relevant
+                c("d", 0.5, 0.9),  // relevant but below 60 % of the best
+                c("e", 0.9, 0.9),
+            ],
+            Mode::AutoInject,
+            10,
+        );
+        let ids: Vec<&str> = out.results.iter().map(|c| c.memory.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "e"]);
+    }
+
+    #[test]
+    fn auto_inject_returns_nothing_for_weak_matches_and_skips_stale() {
+        let weak = select(vec![c("a", 1.0, 0.3)], Mode::AutoInject, 10);
+        assert!(weak.results.is_empty());
+        assert!(weak.empty_reason.unwrap().contains("0.30"));
+        let mut stale = c("s", 2.0, 1.0);
+        stale.memory.flags.needs_review = true;
+        let out = select(vec![stale.clone(), c("a", 1.0, 0.8)], Mode::AutoInject, 10);
+        assert_eq!(out.results.len(), 1);
+        assert_eq!(out.results[0].memory.id, "a");
+        // Search mode keeps it and names it.
+        let search = select(vec![stale, c("a", 1.0, 0.8)], Mode::Search, 10);
+        assert_eq!(search.results.len(), 2);
+        assert_eq!(search.stale, ["s"]);
+    }
+
+    #[test]
+    fn at_most_three_are_injected() {
+        let many: Vec<Candidate> = (0..6).map(|i| c(&format!("m{i}"), 1.0, 0.9)).collect();
+        assert_eq!(select(many, Mode::AutoInject, 10).results.len(), 3);
+    }
+
+    #[test]
+    fn hyde_triggers_on_few_strong_results() {
+        assert!(wants_hyde(&[c("a", 1.0, 0.9), c("b", 1.0, 0.2)]));
+        assert!(!wants_hyde(&[
+            c("a", 1.0, 0.9),
+            c("b", 1.0, 0.6),
+            c("c", 1.0, 0.51)
+        ]));
+    }
+}

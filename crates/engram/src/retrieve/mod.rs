@@ -1,0 +1,385 @@
+//! [`Engram::search`]: the retrieval pipeline of SPEC §6 on a database.
+//!
+//! One round trip fetches the keyword, dense and graph candidates and the file adjacency
+//! among them; ranking is `engram-retrieval`'s pure functions. Only HyDE (search intent,
+//! with a host LLM, when results are weak) makes a second round trip.
+
+mod sql;
+
+use engram_core::vector;
+use engram_retrieval::boost::{boost, FileAdjacency};
+use engram_retrieval::fusion::{fuse, CandidatePool, PathWeights};
+use engram_retrieval::packing::{pack, PackingBudget};
+use engram_retrieval::select::wants_hyde;
+use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, PathKind};
+use engram_store::{Database, Rows, Statement, StoreError, Value};
+
+use self::sql::{param, DenseSource, Paths};
+use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
+use crate::row::memory_from_row;
+use crate::search::{SearchHit, SearchMode, SearchQuery, SearchResponse, StageTimings};
+use crate::{Engram, EngramError};
+
+pub(crate) use self::sql::INSERT_MEMORY_FILES;
+
+fn json_list<T: serde::Serialize>(items: &[T]) -> Value {
+    if items.is_empty() {
+        Value::Null
+    } else {
+        Value::from(serde_json::to_string(items).unwrap_or_else(|_| "[]".into()))
+    }
+}
+
+impl<D: Database> Engram<D> {
+    /// Searches live memories through the full pipeline (SPEC §6): query analysis, keyword,
+    /// dense and graph candidates in one round trip, weighted reciprocal rank fusion, the
+    /// graph neighbourhood boost, phase × trust × confidence × decay, dedupe and MMR, the
+    /// optional host reranker, the intent's selection rules, HyDE when a search is weak, and
+    /// packing into a token budget. Every hit carries its score breakdown and the response
+    /// its stage timings.
+    pub async fn search(&self, query: &SearchQuery) -> Result<SearchResponse, EngramError> {
+        query.validate()?;
+        let clock = self.host.clock.as_ref();
+        let started = clock.now_micros();
+        let mut timings = StageTimings::default();
+        let mut warnings = Vec::new();
+
+        let analysis = analyze(&query.text, &query.context);
+        let mut mark = clock.now_micros();
+        timings.analysis = mark - started;
+
+        let keyword = query.mode != SearchMode::Dense && analysis.match_expression.is_some();
+        let mut query_vector = None;
+        if query.mode != SearchMode::Keyword {
+            match &self.embedding {
+                Some(embedder) => match embedder
+                    .embed(std::slice::from_ref(&analysis.dense_text), clock)
+                    .await
+                {
+                    Ok(mut vectors) => query_vector = vectors.pop(),
+                    Err(e) => warnings.push(format!("dense path skipped: {e}")),
+                },
+                None if query.mode == SearchMode::Dense => {
+                    warnings.push("dense path skipped: no embedder configured".into())
+                }
+                None => {}
+            }
+        }
+        let now = clock.now_micros();
+        timings.embed = now - mark;
+        mark = now;
+
+        let graph = query.mode == SearchMode::Hybrid
+            && query.stages.graph
+            && (!analysis.identifiers.is_empty() || !query.context.recent_files.is_empty());
+        let dense = match (&query_vector, &self.vector_index) {
+            (None, _) => DenseSource::Off,
+            (Some(_), Some(index)) => DenseSource::Index(index.table()),
+            (Some(_), None) => DenseSource::Exact,
+        };
+        let paths = Paths {
+            keyword,
+            dense,
+            graph,
+            adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
+        };
+        let any_path = keyword || query_vector.is_some() || graph;
+        let (mut candidates, adjacency) = if any_path {
+            let statement = Statement::with_params(
+                sql::candidates(&paths),
+                self.candidate_params(query, &analysis, query_vector.as_deref()),
+            );
+            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
+            decode_candidates(&rows)?
+        } else {
+            (CandidatePool::default(), FileAdjacency::default())
+        };
+        let now = clock.now_micros();
+        timings.candidates = now - mark;
+        mark = now;
+        let candidate_count = candidates.len();
+
+        let weights = PathWeights::for_type(analysis.query_type);
+        let now_millis = clock.now_millis();
+        let rank = |pool: CandidatePool| -> Vec<Candidate> {
+            let mut ranked = fuse(pool.into_candidates(), &weights);
+            if query.stages.boost {
+                ranked = boost(ranked, &adjacency);
+            }
+            ranked = scoring::score(ranked, query.phase, &analysis.tokens, now_millis);
+            if query.stages.diversity {
+                ranked = diversity::mmr(diversity::dedupe(ranked));
+            }
+            ranked
+        };
+        let mut ranked = rank(std::mem::take(&mut candidates));
+        let now = clock.now_micros();
+        timings.ranking = now - mark;
+        mark = now;
+
+        if query.stages.rerank {
+            if let Some(reranker) = &self.reranker {
+                ranked = self
+                    .rerank(reranker.as_ref(), &query.text, ranked, &mut warnings)
+                    .await;
+            }
+        }
+        let now = clock.now_micros();
+        timings.rerank = now - mark;
+        mark = now;
+
+        let mut hyde = false;
+        if query.intent == Mode::Search && query.stages.hyde && wants_hyde(&ranked) {
+            if let (Some(llm), Some(embedder), true) = (
+                &self.llm,
+                &self.embedding,
+                query.mode != SearchMode::Keyword,
+            ) {
+                match llm
+                    .generate(&hyde_prompt(&query.text), HYDE_MAX_TOKENS)
+                    .await
+                {
+                    Ok(text) => match embedder.embed(std::slice::from_ref(&text), clock).await {
+                        Ok(mut vectors) => {
+                            let vector = vectors.pop();
+                            let hyde_paths = Paths {
+                                keyword: false,
+                                dense: match &self.vector_index {
+                                    Some(index) => DenseSource::Index(index.table()),
+                                    None => DenseSource::Exact,
+                                },
+                                graph: false,
+                                adjacency: false,
+                            };
+                            let statement = Statement::with_params(
+                                sql::candidates(&hyde_paths),
+                                self.candidate_params(query, &analysis, vector.as_deref()),
+                            );
+                            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
+                            let (extra, _) = decode_candidates(&rows)?;
+                            let mut pool = CandidatePool::default();
+                            for c in ranked.drain(..) {
+                                for path in [PathKind::Keyword, PathKind::Dense, PathKind::Graph] {
+                                    if let Some(hit) = c.hit(path) {
+                                        pool.add(path, hit.rank, hit.metric, c.memory.clone());
+                                    }
+                                }
+                            }
+                            for c in extra.into_candidates() {
+                                if let Some(hit) = c.dense {
+                                    pool.add(PathKind::Dense, hit.rank, hit.metric, c.memory);
+                                }
+                            }
+                            ranked = rank(pool);
+                            hyde = true;
+                        }
+                        Err(e) => warnings.push(format!("HyDE skipped: {e}")),
+                    },
+                    Err(e) => warnings.push(format!("HyDE skipped: host LLM failed: {e}")),
+                }
+            }
+        }
+        let now = clock.now_micros();
+        timings.hyde = now - mark;
+        mark = now;
+
+        let selection = select::select(ranked, query.intent, query.limit as usize);
+        for id in &selection.stale {
+            warnings.push(format!(
+                "memory {id} needs review: its code changed since it was written"
+            ));
+        }
+        let packed = match (query.budget, query.phase) {
+            (None, None) => None,
+            (budget, phase) => {
+                let mut plan = PackingBudget::for_phase(phase);
+                if let Some(total) = budget {
+                    plan = plan.with_total(total as usize);
+                }
+                Some(pack(&selection.results, &plan))
+            }
+        };
+        let now = clock.now_micros();
+        timings.packing = now - mark;
+        timings.total = now - started;
+
+        let hits = selection
+            .results
+            .into_iter()
+            .map(|c| SearchHit {
+                score: c.breakdown.score,
+                memory: c.memory,
+                breakdown: c.breakdown,
+            })
+            .collect();
+        Ok(SearchResponse {
+            hits,
+            query_type: analysis.query_type,
+            tokens: analysis.tokens,
+            identifiers: analysis.identifiers,
+            enriched_with: analysis.enriched_with,
+            candidates: candidate_count,
+            packed,
+            empty_reason: selection.empty_reason,
+            hyde,
+            timings,
+            warnings,
+        })
+    }
+
+    fn candidate_params(
+        &self,
+        query: &SearchQuery,
+        analysis: &engram_retrieval::QueryAnalysis,
+        vector: Option<&[f32]>,
+    ) -> Vec<Value> {
+        let mut params = vec![Value::Null; param::COUNT];
+        let mut set = |n: usize, v: Value| params[n - 1] = v;
+        set(param::PROJECT, Value::from(self.config.project_id.as_str()));
+        set(
+            param::MATCH,
+            analysis
+                .match_expression
+                .as_deref()
+                .map_or(Value::Null, Value::from),
+        );
+        if let (Some(v), Some(embedder)) = (vector, &self.embedding) {
+            set(param::VECTOR, Value::Blob(vector::to_blob(v)));
+            set(param::MODEL, Value::from(embedder.model_id()));
+            set(param::DIMS, Value::Integer(embedder.dims() as i64));
+        }
+        let types: Vec<&str> = query.types.iter().map(|t| t.as_str()).collect();
+        set(param::TYPES, json_list(&types));
+        set(
+            param::IDENTIFIERS,
+            Value::from(serde_json::to_string(&analysis.identifiers).unwrap_or_default()),
+        );
+        set(
+            param::RECENT_FILES,
+            Value::from(serde_json::to_string(&query.context.recent_files).unwrap_or_default()),
+        );
+        set(param::FILES, json_list(&query.files));
+        set(param::MODULES, json_list(&query.modules));
+        set(
+            param::MIN_CONFIDENCE,
+            Value::Float(query.min_confidence.unwrap_or(0.0)),
+        );
+        let scopes: Vec<&str> = query.scopes.iter().map(|s| s.as_str()).collect();
+        set(param::SCOPES, json_list(&scopes));
+        set(
+            param::EXCLUDE,
+            Value::from(serde_json::to_string(&query.exclude_ids).unwrap_or_default()),
+        );
+        let limit = i64::from(query.limit);
+        set(
+            param::KEYWORD_LIMIT,
+            Value::Integer(limit.max(i64::from(sql::KEYWORD_CANDIDATES))),
+        );
+        let dense_limit = limit.max(i64::from(sql::DENSE_CANDIDATES));
+        set(param::DENSE_LIMIT, Value::Integer(dense_limit));
+        set(
+            param::GRAPH_LIMIT,
+            Value::Integer(limit.max(i64::from(sql::GRAPH_CANDIDATES))),
+        );
+        set(
+            param::ANN_CANDIDATES,
+            Value::Integer(i64::from(crate::vector_index::VectorIndex::ann_candidates(
+                dense_limit as u32,
+            ))),
+        );
+        params
+    }
+
+    /// Reorders the best [`RERANK_CANDIDATES`] by the host reranker's scores; on failure the
+    /// order stays and a warning says why.
+    async fn rerank(
+        &self,
+        reranker: &dyn crate::capability::Rerank,
+        text: &str,
+        mut ranked: Vec<Candidate>,
+        warnings: &mut Vec<String>,
+    ) -> Vec<Candidate> {
+        let n = ranked.len().min(RERANK_CANDIDATES);
+        if n < 2 {
+            return ranked;
+        }
+        let documents: Vec<String> = ranked[..n]
+            .iter()
+            .map(|c| c.memory.content.clone())
+            .collect();
+        match reranker.rerank(text, &documents).await {
+            Ok(scores) if scores.len() == n && scores.iter().all(|s| s.is_finite()) => {
+                let tail = ranked.split_off(n);
+                let mut head: Vec<(f64, Candidate)> = scores.into_iter().zip(ranked).collect();
+                head.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let mut out: Vec<Candidate> = head
+                    .into_iter()
+                    .map(|(s, mut c)| {
+                        c.breakdown.rerank = Some(s);
+                        c
+                    })
+                    .collect();
+                out.extend(tail);
+                out
+            }
+            Ok(scores) => {
+                warnings.push(format!(
+                    "rerank skipped: the reranker returned {} scores for {n} documents or a non-finite score",
+                    scores.len()
+                ));
+                ranked
+            }
+            Err(e) => {
+                warnings.push(format!("rerank skipped: {e}"));
+                ranked
+            }
+        }
+    }
+}
+
+fn first_rows(results: Vec<Result<Rows, engram_store::SqlError>>) -> Result<Rows, EngramError> {
+    Ok(results
+        .into_iter()
+        .next()
+        .transpose()
+        .map_err(StoreError::Sql)?
+        .unwrap_or_default())
+}
+
+/// Splits the candidate statement's rows into path hits and file adjacency.
+fn decode_candidates(rows: &Rows) -> Result<(CandidatePool, FileAdjacency), EngramError> {
+    let mut pool = CandidatePool::default();
+    let mut adjacency = FileAdjacency::default();
+    for row in &rows.rows {
+        let kind = row
+            .first()
+            .ok_or_else(|| StoreError::Decode("empty candidate row".into()))?
+            .as_text("kind")?;
+        let path = match kind {
+            "keyword" => PathKind::Keyword,
+            "dense" => PathKind::Dense,
+            "graph" => PathKind::Graph,
+            "adj" => {
+                let a = row.get(1).map(|v| v.as_text("file")).transpose()?;
+                let b = row.get(3).map(|v| v.as_text("file")).transpose()?;
+                if let (Some(a), Some(b)) = (a, b) {
+                    adjacency.add(a, b);
+                }
+                continue;
+            }
+            other => {
+                return Err(StoreError::Decode(format!("unknown candidate kind {other:?}")).into())
+            }
+        };
+        let rank = row.get(1).map_or(Ok(0), |v| v.as_i64("rank"))?;
+        let metric = row.get(2).map_or(Ok(0.0), |v| v.as_f64("metric"))?;
+        let memory = memory_from_row(row.get(3..).unwrap_or(&[]))?;
+        pool.add(
+            path,
+            rank.clamp(1, i64::from(u32::MAX)) as u32,
+            metric,
+            memory,
+        );
+    }
+    Ok((pool, adjacency))
+}

@@ -1,0 +1,193 @@
+//! The one statement that fetches every candidate path and the file adjacency the boost
+//! needs. Parameters are always bound; the SQL text varies only by which paths run and by
+//! the vector index table name (a hash, never user text).
+
+use engram_core::schema::NODE_SHORT_NAME;
+
+use crate::sql::MEMORY_COLUMNS;
+
+/// Keyword candidates (SPEC §6: BM25 top 20).
+pub(crate) const KEYWORD_CANDIDATES: u32 = 20;
+/// Dense candidates (dense top 30).
+pub(crate) const DENSE_CANDIDATES: u32 = 30;
+/// Graph candidates (graph top 15).
+pub(crate) const GRAPH_CANDIDATES: u32 = 15;
+
+/// Parameter numbers of the statement.
+pub(crate) mod param {
+    pub const PROJECT: usize = 1;
+    pub const MATCH: usize = 2;
+    pub const VECTOR: usize = 3;
+    pub const MODEL: usize = 4;
+    pub const DIMS: usize = 5;
+    pub const TYPES: usize = 6;
+    pub const IDENTIFIERS: usize = 7;
+    pub const RECENT_FILES: usize = 8;
+    pub const FILES: usize = 9;
+    pub const MODULES: usize = 10;
+    pub const MIN_CONFIDENCE: usize = 11;
+    pub const SCOPES: usize = 12;
+    pub const EXCLUDE: usize = 13;
+    pub const KEYWORD_LIMIT: usize = 14;
+    pub const DENSE_LIMIT: usize = 15;
+    pub const GRAPH_LIMIT: usize = 16;
+    pub const ANN_CANDIDATES: usize = 17;
+    /// How many parameters the statement binds.
+    pub const COUNT: usize = 17;
+}
+
+/// How the dense path finds neighbours.
+pub(crate) enum DenseSource<'a> {
+    /// No dense path.
+    Off,
+    /// Exact cosine over every vector of the model.
+    Exact,
+    /// libSQL's DiskANN index in `table` (then re-scored exactly).
+    Index(&'a str),
+}
+
+/// Which paths the statement runs.
+pub(crate) struct Paths<'a> {
+    pub keyword: bool,
+    pub dense: DenseSource<'a>,
+    pub graph: bool,
+    pub adjacency: bool,
+}
+
+/// The filter every path applies to memory `m` (project, live, and the query's filters).
+fn filter() -> String {
+    use param::*;
+    format!(
+        "m.project_id = ?{PROJECT} AND m.deprecated = 0 \
+AND (?{TYPES} IS NULL OR m.type IN (SELECT value FROM json_each(?{TYPES}))) \
+AND (?{FILES} IS NULL OR EXISTS (SELECT 1 FROM json_each(m.related_files) f \
+WHERE f.value IN (SELECT value FROM json_each(?{FILES})))) \
+AND (?{MODULES} IS NULL OR EXISTS (SELECT 1 FROM json_each(m.related_modules) d \
+WHERE d.value IN (SELECT value FROM json_each(?{MODULES})))) \
+AND m.confidence >= ?{MIN_CONFIDENCE} \
+AND (?{SCOPES} IS NULL OR m.scope IN (SELECT value FROM json_each(?{SCOPES}))) \
+AND m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE}))"
+    )
+}
+
+/// The candidate statement for `paths`. The last parameter is always referenced (in a
+/// condition that is always true) so that engines which refuse bindings beyond the
+/// statement's highest parameter accept every variant.
+///
+/// The candidate statement for `paths`. Rows: `kind` (`keyword`, `dense`, `graph` or `adj`),
+/// rank, metric, then [`MEMORY_COLUMNS`] for hits; for `adj` rows the second column is one
+/// file and the fourth the other, the rest NULL.
+pub(crate) fn candidates(paths: &Paths<'_>) -> String {
+    use param::*;
+    let filter = filter();
+    let empty = "SELECT NULL AS id, NULL AS metric WHERE 0";
+    let keyword = if paths.keyword {
+        format!(
+            "SELECT m.id AS id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric \
+FROM memories_fts JOIN memories m ON m.id = memories_fts.memory_id \
+WHERE memories_fts MATCH ?{MATCH} AND {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT}"
+        )
+    } else {
+        empty.to_owned()
+    };
+    let dense = match paths.dense {
+        DenseSource::Off => empty.to_owned(),
+        DenseSource::Exact => format!(
+            "SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
+FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
+WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter} \
+ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT}"
+        ),
+        DenseSource::Index(table) => format!(
+            "SELECT m.id AS id, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric \
+FROM vector_top_k('{table}_ann', ?{VECTOR}, ?{ANN_CANDIDATES}) AS t \
+JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT}"
+        ),
+    };
+    let short_name = NODE_SHORT_NAME.replace("label", "n.label");
+    let graph_ctes = if paths.graph {
+        format!(
+            "names AS (SELECT DISTINCT value AS name FROM json_each(?{IDENTIFIERS})), \
+sym AS (\
+SELECT n.id AS node, n.file_path AS file, names.name AS name FROM names \
+JOIN graph_nodes n ON n.project_id = ?{PROJECT} AND n.label = names.name WHERE n.stale_at IS NULL \
+UNION \
+SELECT n.id, n.file_path, names.name FROM names \
+JOIN graph_nodes n ON n.project_id = ?{PROJECT} AND {short_name} = names.name WHERE n.stale_at IS NULL), \
+symw AS (SELECT node, file, 1.0 / COUNT(*) OVER (PARTITION BY name) AS w FROM sym), \
+recent AS (SELECT DISTINCT value AS path FROM json_each(?{RECENT_FILES})), \
+near AS (\
+SELECT b.file_path AS file FROM recent \
+JOIN graph_nodes a ON a.project_id = ?{PROJECT} AND a.file_path = recent.path \
+JOIN graph_edges e ON e.project_id = ?{PROJECT} AND e.from_id = a.id AND e.stale_at IS NULL \
+JOIN graph_nodes b ON b.project_id = ?{PROJECT} AND b.id = e.to_id \
+UNION \
+SELECT a.file_path FROM recent \
+JOIN graph_nodes b ON b.project_id = ?{PROJECT} AND b.file_path = recent.path \
+JOIN graph_edges e ON e.project_id = ?{PROJECT} AND e.to_id = b.id AND e.stale_at IS NULL \
+JOIN graph_nodes a ON a.project_id = ?{PROJECT} AND a.id = e.from_id \
+UNION \
+SELECT c.file_b FROM observer_co_access_edges c JOIN recent ON c.file_a = recent.path \
+WHERE c.project_id = ?{PROJECT} \
+UNION \
+SELECT c.file_a FROM observer_co_access_edges c JOIN recent ON c.file_b = recent.path \
+WHERE c.project_id = ?{PROJECT}), \
+gscore AS (\
+SELECT m.id AS id, symw.w AS s FROM symw \
+JOIN memories m ON m.project_id = ?{PROJECT} AND m.target_node_id = symw.node \
+UNION ALL \
+SELECT mf.memory_id, 0.5 * symw.w FROM symw \
+JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = symw.file \
+UNION ALL \
+SELECT mf.memory_id, 0.5 FROM recent \
+JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = recent.path \
+UNION ALL \
+SELECT mf.memory_id, 0.3 FROM near \
+JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = near.file \
+WHERE near.file NOT IN (SELECT path FROM recent)), \
+gr AS (SELECT m.id AS id, SUM(g.s) AS metric FROM gscore g JOIN memories m ON m.id = g.id \
+WHERE {filter} GROUP BY m.id ORDER BY metric DESC, m.id LIMIT ?{GRAPH_LIMIT}), "
+        )
+    } else {
+        format!("gr AS ({empty}), ")
+    };
+    let adjacency = if paths.adjacency {
+        format!(
+            "cand AS (SELECT id FROM kw UNION SELECT id FROM dn UNION SELECT id FROM gr), \
+cfiles AS (SELECT DISTINCT f.value AS path FROM cand JOIN memories m ON m.id = cand.id, \
+json_each(m.related_files) f), \
+cnodes AS (SELECT n.id AS id, n.file_path AS path FROM cfiles \
+JOIN graph_nodes n ON n.project_id = ?{PROJECT} AND n.file_path = cfiles.path \
+WHERE n.stale_at IS NULL), \
+adj AS (\
+SELECT DISTINCT a.path AS a, b.path AS b FROM cnodes a \
+JOIN graph_edges e ON e.project_id = ?{PROJECT} AND e.from_id = a.id AND e.stale_at IS NULL \
+JOIN cnodes b ON b.id = e.to_id WHERE a.path <> b.path \
+UNION \
+SELECT c.file_a, c.file_b FROM observer_co_access_edges c \
+WHERE c.project_id = ?{PROJECT} AND c.file_a IN (SELECT path FROM cfiles) \
+AND c.file_b IN (SELECT path FROM cfiles)) "
+        )
+    } else {
+        "adj AS (SELECT NULL AS a, NULL AS b WHERE 0) ".to_owned()
+    };
+    let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
+    format!(
+        "WITH kw AS ({keyword}), dn AS ({dense}), {graph_ctes}{adjacency}\
+SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
+SELECT 'keyword' AS kind, id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) AS rank FROM kw \
+UNION ALL \
+SELECT 'dense', id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) FROM dn \
+UNION ALL \
+SELECT 'graph', id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) FROM gr\
+) h JOIN memories m ON m.id = h.id \
+UNION ALL \
+SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL"
+    )
+}
+
+/// Records a memory's related files for the graph path (`?1` project, `?2` memory id,
+/// `?3` JSON array of paths).
+pub(crate) const INSERT_MEMORY_FILES: &str = "INSERT OR IGNORE INTO memory_files \
+(project_id, path, memory_id) SELECT ?1, value, ?2 FROM json_each(?3)";
