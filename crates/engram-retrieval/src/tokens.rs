@@ -27,52 +27,91 @@
 /// ```
 pub fn estimate(text: &str) -> usize {
     let mut total = 0;
-    let mut letters = 0usize;
-    let mut digits = 0usize;
-    let mut in_space = false;
-    let mut prev_lower = false;
-    let flush = |letters: &mut usize, digits: &mut usize, total: &mut usize| {
-        *total += letters.div_ceil(2) + digits.div_ceil(3);
-        *letters = 0;
-        *digits = 0;
-    };
+    let mut word = String::new();
+    let (mut space, mut breaks) = (0usize, 0usize);
     for c in text.chars() {
-        if c.is_ascii_alphabetic() {
-            if c.is_ascii_uppercase() && prev_lower {
-                flush(&mut letters, &mut digits, &mut total);
-            }
-            if digits > 0 {
-                flush(&mut letters, &mut digits, &mut total);
-            }
-            letters += 1;
-            prev_lower = c.is_ascii_lowercase();
-            in_space = false;
-            continue;
-        }
-        prev_lower = false;
-        if c.is_ascii_digit() {
-            if letters > 0 {
-                flush(&mut letters, &mut digits, &mut total);
-            }
-            digits += 1;
-            in_space = false;
-            continue;
-        }
-        flush(&mut letters, &mut digits, &mut total);
         if c.is_ascii_whitespace() {
-            if !in_space {
-                total += 1;
-            }
-            if c == '\n' {
-                total += 1;
-            }
-            in_space = true;
+            total += word_charge(&word);
+            word.clear();
+            space += 1;
+            breaks += usize::from(c == '\n');
             continue;
         }
-        in_space = false;
+        total += space_charge(space, breaks);
+        (space, breaks) = (0, 0);
+        if c.is_ascii_alphanumeric() {
+            word.push(c);
+            continue;
+        }
+        total += word_charge(&word);
+        word.clear();
         total += if c.is_ascii() { 1 } else { c.len_utf8() };
     }
-    flush(&mut letters, &mut digits, &mut total);
+    total + word_charge(&word) + space_charge(space, breaks)
+}
+
+/// A run of `n` whitespace characters holding `breaks` line breaks: the tokenizers split a
+/// run's last character off onto the next word, very long runs into several tokens, and
+/// consecutive line breaks apart.
+fn space_charge(n: usize, breaks: usize) -> usize {
+    match n {
+        0 => 0,
+        1 => 1,
+        n => 2 + n / 16 + breaks.saturating_sub(1),
+    }
+}
+
+/// The charge of a run of ASCII letters and digits.
+fn word_charge(word: &str) -> usize {
+    if word.is_empty() {
+        return 0;
+    }
+    let bytes = word.as_bytes();
+    let class_changes = bytes
+        .windows(2)
+        .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+        .count();
+    let has_digits = bytes.iter().any(u8::is_ascii_digit);
+    let case_changes = bytes
+        .windows(2)
+        .filter(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+        .count();
+    if class_changes >= 2 || (has_digits && class_changes >= 1 && case_changes >= 1) {
+        // An id or a hash (`011CY2vzF`, `a3f9c2e1`, `01164hogfWqDf`): no merges to count on.
+        return word.len();
+    }
+    let mut total = 0;
+    let (mut letters, mut uppers, mut digits) = (0usize, 0usize, 0usize);
+    let mut last_lower = false;
+    let mut flush = |letters: &mut usize, uppers: &mut usize, digits: &mut usize| {
+        total += if *uppers >= 2 {
+            *letters
+        } else if *letters <= 4 {
+            letters.div_ceil(2)
+        } else {
+            2 + (*letters - 4).div_ceil(3)
+        } + digits.div_ceil(3);
+        (*letters, *uppers, *digits) = (0, 0, 0);
+    };
+    for &b in bytes {
+        if b.is_ascii_digit() {
+            if letters > 0 {
+                flush(&mut letters, &mut uppers, &mut digits);
+            }
+            digits += 1;
+            last_lower = false;
+            continue;
+        }
+        if digits > 0 || (b.is_ascii_uppercase() && last_lower) {
+            flush(&mut letters, &mut uppers, &mut digits);
+        }
+        letters += 1;
+        if b.is_ascii_uppercase() {
+            uppers += 1;
+        }
+        last_lower = b.is_ascii_lowercase();
+    }
+    flush(&mut letters, &mut uppers, &mut digits);
     total
 }
 
@@ -82,10 +121,14 @@ mod tests {
 
     #[test]
     fn pieces_are_charged_as_documented() {
-        assert_eq!(estimate("getHTTPResponse"), 2 + 6);
+        assert_eq!(estimate("getHTTPResponse"), 2 + 12);
+        assert_eq!(estimate("getResponse"), 2 + 4);
         assert_eq!(estimate("1234567"), 3);
-        assert_eq!(estimate("a\n\n  b"), 1 + 1 + 2 + 1);
+        assert_eq!(estimate("a\n\n  b"), 1 + 3 + 1);
+        assert_eq!(estimate("configuration"), 2 + 3);
         assert_eq!(estimate("数据"), 6);
         assert_eq!(estimate("{}();"), 5);
+        assert_eq!(estimate("a3f9c2e1"), 8);
+        assert_eq!(estimate("utf8"), 2 + 1);
     }
 }
