@@ -113,7 +113,14 @@ impl System {
         query
     }
 
+    /// Whether the system means nothing without an embedding model (hybrid systems run
+    /// with their other paths).
     pub fn needs_dense(&self) -> bool {
+        self.mode == SearchMode::Dense
+    }
+
+    /// Whether the system would use an embedding model if there is one.
+    pub fn uses_dense(&self) -> bool {
         self.mode != SearchMode::Keyword
     }
 }
@@ -167,7 +174,7 @@ pub(crate) fn cached_model(
     target: &Target,
     systems: &[System],
 ) -> Result<Option<std::rc::Rc<CachedEmbedder>>, CliError> {
-    if !systems.iter().any(System::needs_dense) {
+    if !systems.iter().any(System::uses_dense) {
         return Ok(None);
     }
     let Some(inner) = model::load(target)? else {

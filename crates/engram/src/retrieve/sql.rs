@@ -81,14 +81,26 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     use param::*;
     let filter = filter();
     let empty = "SELECT NULL AS id, NULL AS metric WHERE 0";
-    let keyword = if paths.keyword {
+    // The fast form ranks the FTS matches alone (no join per match) and filters the best
+    // 4 × limit; when at least `limit` survive they are exactly the filtered top `limit`
+    // (every other match ranks below all of them). Otherwise the exact form filters every
+    // match; SQLite skips whichever branch's constant condition is false.
+    let keyword_ctes = if paths.keyword {
         format!(
-            "SELECT m.id AS id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric \
+            "kwfast AS MATERIALIZED (SELECT m.id AS id, f.metric AS metric FROM (\
+SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
+WHERE memories_fts MATCH ?{MATCH} ORDER BY metric DESC LIMIT ?{KEYWORD_LIMIT} * 4) f \
+JOIN memories m ON m.id = f.memory_id \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT}), \
+kw AS (SELECT id, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} \
+UNION ALL SELECT id, metric FROM (\
+SELECT m.id AS id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric \
 FROM memories_fts JOIN memories m ON m.id = memories_fts.memory_id \
-WHERE memories_fts MATCH ?{MATCH} AND {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT}"
+WHERE (SELECT COUNT(*) FROM kwfast) < ?{KEYWORD_LIMIT} AND memories_fts MATCH ?{MATCH} \
+AND {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT})), "
         )
     } else {
-        empty.to_owned()
+        format!("kw AS ({empty}), ")
     };
     let dense = match paths.dense {
         DenseSource::Off => empty.to_owned(),
@@ -174,7 +186,7 @@ AND c.file_b IN (SELECT path FROM cfiles)) "
     };
     let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
     format!(
-        "WITH kw AS ({keyword}), dn AS ({dense}), {graph_ctes}{adjacency}\
+        "WITH {keyword_ctes}dn AS ({dense}), {graph_ctes}{adjacency}\
 SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
 SELECT 'keyword' AS kind, id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) AS rank FROM kw \
 UNION ALL \

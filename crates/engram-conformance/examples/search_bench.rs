@@ -1,0 +1,333 @@
+//! Search latency at 1K, 10K and 100K synthetic memories:
+//! `cargo run --release -p engram-conformance --example search_bench -- [SIZES] [QUERIES]`
+//! (default `1000,10000,100000 200`).
+//!
+//! Per size, side by side in one run: the full pipeline in process on an embedded libSQL
+//! file (keyword + graph paths; and hybrid with dense vectors by exact scan and by the libSQL
+//! vector index), over HTTP to the test server (with round trips per search counted), and
+//! seeds 002's baseline that rebuilds an in-memory FTS5 index per query. The query embedding
+//! is excluded: vectors come from a fake bag-of-words hash embedder that costs microseconds,
+//! and `timings.embed` is subtracted. Latencies are p50 / p95 in milliseconds.
+//! `BENCH_KEYWORD_ONLY=1` runs only the first configuration.
+
+use std::cell::Cell;
+use std::time::Instant;
+
+use engram::{
+    Database, Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery,
+};
+use engram_hrana::{HranaClient, HttpResponse, HttpTransport, ReqwestTransport};
+use engram_libsql::LocalDatabase;
+use engram_store::{Statement, Value};
+use engram_testserver::{ServerConfig, TestServer};
+
+const DIMS: usize = 384;
+
+/// A deterministic pseudo-random stream (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn vocabulary() -> Vec<String> {
+    let syllables = [
+        "ka", "lo", "mi", "ne", "pu", "ra", "si", "to", "ve", "zu", "bra", "cle", "dri", "fro",
+        "glu", "pla", "sto", "tre",
+    ];
+    let mut rng = Rng(7);
+    (0..3000)
+        .map(|_| {
+            let n = 2 + rng.below(3);
+            (0..n)
+                .map(|_| syllables[rng.below(syllables.len())])
+                .collect()
+        })
+        .collect()
+}
+
+/// Zipf-like pick: low indexes are common words.
+fn word<'a>(rng: &mut Rng, vocab: &'a [String]) -> &'a str {
+    let r = rng.below(vocab.len()) as f64 / vocab.len() as f64;
+    &vocab[((r * r * r) * vocab.len() as f64) as usize]
+}
+
+fn corpus(n: usize, vocab: &[String]) -> Vec<NewMemory> {
+    let mut rng = Rng(n as u64 * 31 + 1);
+    let types = [
+        MemoryType::Gotcha,
+        MemoryType::ErrorPattern,
+        MemoryType::Decision,
+        MemoryType::Pattern,
+        MemoryType::DeadEnd,
+    ];
+    (0..n)
+        .map(|_| {
+            let words = 12 + rng.below(40);
+            let mut text: Vec<String> = (0..words)
+                .map(|_| word(&mut rng, vocab).to_owned())
+                .collect();
+            if rng.below(3) == 0 {
+                let a = word(&mut rng, vocab).to_owned();
+                let b = word(&mut rng, vocab).to_owned();
+                text.push(format!("{a}_{b}"));
+            }
+            let mut m = NewMemory::new(types[rng.below(types.len())], text.join(" "));
+            m.related_files = vec![format!(
+                "src/mod{}/file{}.rs",
+                rng.below(40),
+                rng.below(500)
+            )];
+            m
+        })
+        .collect()
+}
+
+fn queries(count: usize, vocab: &[String]) -> Vec<String> {
+    let mut rng = Rng(99);
+    (0..count)
+        .map(|i| {
+            let n = 3 + rng.below(5);
+            let mut q: Vec<String> = (0..n).map(|_| word(&mut rng, vocab).to_owned()).collect();
+            if i % 3 == 0 {
+                q.push(format!(
+                    "{}_{}",
+                    word(&mut rng, vocab),
+                    word(&mut rng, vocab)
+                ));
+            }
+            q.join(" ")
+        })
+        .collect()
+}
+
+/// A fake embedder for benchmarks only: words hashed into buckets, normalized.
+struct HashEmbedder;
+
+impl Embed for HashEmbedder {
+    fn model_id(&self) -> &str {
+        "bench-hash-384"
+    }
+    fn dims(&self) -> usize {
+        DIMS
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        Box::pin(async move {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0f32; DIMS];
+                    for w in t.split_whitespace() {
+                        let h = w.bytes().fold(1469598103934665603u64, |h, b| {
+                            (h ^ u64::from(b)).wrapping_mul(1099511628211)
+                        });
+                        v[(h % DIMS as u64) as usize] += 1.0;
+                        v[((h >> 20) % DIMS as u64) as usize] += 0.5;
+                    }
+                    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                    v.iter().map(|x| x / norm).collect()
+                })
+                .collect())
+        })
+    }
+}
+
+/// Counts HTTP requests (one per database round trip).
+#[derive(Default)]
+struct CountingTransport {
+    inner: ReqwestTransport,
+    requests: Cell<usize>,
+}
+
+impl HttpTransport for CountingTransport {
+    async fn post_json(
+        &self,
+        url: &str,
+        bearer: Option<&str>,
+        body: String,
+    ) -> Result<HttpResponse, String> {
+        self.requests.set(self.requests.get() + 1);
+        self.inner.post_json(url, bearer, body).await
+    }
+}
+
+fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize];
+    (at(0.5), at(0.95))
+}
+
+async fn fill<D: Database>(engram: &Engram<D>, memories: &[NewMemory]) {
+    let started = Instant::now();
+    for (i, m) in memories.iter().enumerate() {
+        engram.remember(m.clone()).await.expect("remember");
+        if (i + 1) % 20_000 == 0 {
+            eprintln!(
+                "    {} memories ({:.0}/s)",
+                i + 1,
+                (i + 1) as f64 / started.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+/// p50 and p95 of the search time without the query embedding, and the mean time of the
+/// candidate round trip and of ranking (ms).
+async fn measure<D: Database>(engram: &Engram<D>, queries: &[String]) -> ((f64, f64), String) {
+    let mut latencies = Vec::with_capacity(queries.len());
+    let (mut candidates, mut ranking) = (0.0, 0.0);
+    for q in queries {
+        let started = Instant::now();
+        let response = engram
+            .search(&SearchQuery::new(q.as_str()))
+            .await
+            .expect("search");
+        let ms = started.elapsed().as_secs_f64() * 1e3 - response.timings.embed / 1e3;
+        latencies.push(ms);
+        candidates += response.timings.candidates / 1e3;
+        ranking += response.timings.ranking / 1e3;
+    }
+    let n = queries.len() as f64;
+    (
+        percentiles(latencies),
+        format!(
+            "candidates {:.2} ms, ranking {:.2} ms",
+            candidates / n,
+            ranking / n
+        ),
+    )
+}
+
+/// Seeds 002: per query, build an in-memory FTS5 table of every memory and run BM25.
+async fn baseline(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
+    let mut latencies = Vec::new();
+    for q in queries {
+        let started = Instant::now();
+        let db = LocalDatabase::open(":memory:").await.expect("memory db");
+        let mut statements = vec![Statement::new(
+            "CREATE VIRTUAL TABLE m USING fts5(body, id UNINDEXED, tokenize = 'porter unicode61')",
+        )];
+        for (i, m) in memories.iter().enumerate() {
+            statements.push(Statement::with_params(
+                "INSERT INTO m (body, id) VALUES (?1, ?2)",
+                vec![Value::from(m.content.as_str()), Value::Integer(i as i64)],
+            ));
+        }
+        db.transaction(&statements).await.expect("build");
+        let expression = engram_core::query::match_expression(q).unwrap_or_else(|| "\"x\"".into());
+        db.pipeline(&[Statement::with_params(
+            "SELECT id, bm25(m) AS s FROM m WHERE m MATCH ?1 ORDER BY s LIMIT 10",
+            vec![Value::from(expression)],
+        )])
+        .await
+        .expect("query");
+        latencies.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    percentiles(latencies)
+}
+
+fn row(size: usize, what: &str, (p50, p95): (f64, f64), extra: &str) {
+    println!("{size:>7} {what:<34} {p50:>9.2} {p95:>9.2}  {extra}");
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let sizes: Vec<usize> = args
+        .next()
+        .unwrap_or_else(|| "1000,10000,100000".into())
+        .split(',')
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    let count: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(200);
+    let vocab = vocabulary();
+    let queries = queries(count, &vocab);
+    let server = TestServer::start(ServerConfig::default()).expect("test server");
+    println!(
+        "{:>7} {:<34} {:>9} {:>9}",
+        "size", "configuration", "p50 ms", "p95 ms"
+    );
+    for &size in &sizes {
+        let memories = corpus(size, &vocab);
+        let dir =
+            std::env::temp_dir().join(format!("engram-search-bench-{}-{size}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+
+        eprintln!("  {size}: keyword + graph, embedded libSQL file");
+        let db = LocalDatabase::open(dir.join("kw.db").to_str().unwrap())
+            .await
+            .expect("db");
+        let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+            .await
+            .unwrap();
+        fill(&engram, &memories).await;
+        let (p, stages) = measure(&engram, &queries).await;
+        row(size, "native, keyword + graph", p, &stages);
+
+        if std::env::var_os("BENCH_KEYWORD_ONLY").is_some() {
+            continue;
+        }
+        eprintln!("  {size}: hybrid, embedded libSQL file");
+        let db = LocalDatabase::open(dir.join("hybrid.db").to_str().unwrap())
+            .await
+            .expect("db");
+        let mut engram = Engram::open(&db, EngramConfig::default(), Host::native())
+            .await
+            .unwrap()
+            .with_embedder(Box::new(HashEmbedder));
+        fill(&engram, &memories).await;
+        let (p, stages) = measure(&engram, &queries).await;
+        row(size, "native, hybrid (exact dense scan)", p, &stages);
+        if size <= 10_000 {
+            let started = Instant::now();
+            engram.enable_vector_index().await.expect("vector index");
+            let built = started.elapsed().as_secs_f64();
+            let (p, stages) = measure(&engram, &queries).await;
+            row(
+                size,
+                "native, hybrid (libSQL vector index)",
+                p,
+                &format!("{stages}; index built in {built:.1}s"),
+            );
+        }
+
+        if size <= 10_000 {
+            eprintln!("  {size}: hybrid over HTTP");
+            let client = HranaClient::new(CountingTransport::default(), &server.url(), None);
+            let project = EngramConfig {
+                project_id: format!("bench-{size}"),
+            };
+            let engram = Engram::open(&client, project, Host::native())
+                .await
+                .unwrap()
+                .with_embedder(Box::new(HashEmbedder));
+            fill(&engram, &memories).await;
+            let before = client.transport().requests.get();
+            let (p, stages) = measure(&engram, &queries).await;
+            let trips = (client.transport().requests.get() - before) as f64 / queries.len() as f64;
+            row(
+                size,
+                "HTTP test server, hybrid (exact)",
+                p,
+                &format!("{trips:.2} round trips per search; {stages}"),
+            );
+        }
+
+        let sample = &queries[..queries.len().min(if size >= 100_000 { 5 } else { 20 })];
+        row(
+            size,
+            "baseline: rebuild FTS5 per query",
+            baseline(&memories, sample).await,
+            "",
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
