@@ -10,6 +10,7 @@
 
 mod api_vectors;
 pub mod code_graph;
+pub mod retrieval;
 mod storage;
 
 pub use api_vectors::run_api_vectors;

@@ -42,3 +42,12 @@ async fn code_graph_on_rusqlite() {
     let fresh = open("code-fresh").await.unwrap();
     engram_conformance::code_graph::code_graph_suite(&engram, &fresh).await;
 }
+
+#[tokio::test]
+async fn retrieval_on_rusqlite() {
+    let db = SqliteDatabase::open_in_memory().unwrap();
+    let engram = engram::Engram::open(&db, engram::EngramConfig::default(), engram::Host::native())
+        .await
+        .unwrap();
+    engram_conformance::retrieval::retrieval_suite(&engram).await;
+}

@@ -1,0 +1,106 @@
+//! The retrieval pipeline on a real engine with a real code graph: the graph path finds
+//! memories by the symbols a query names and by the neighbours of recently touched files,
+//! the boost lifts neighbours of the top results, filters hold on every path, and the same
+//! data gives the same ranking on every engine.
+
+use engram::{Database, Engram, IndexOptions, MemoryType, NewMemory, SearchQuery};
+
+use crate::code_graph::{repo, USERS};
+
+/// What [`retrieval_suite`] observed, for comparing engines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetrievalOutcome {
+    /// Result contents per query, in order, with each hit's graph rank.
+    pub rankings: Vec<Vec<(String, Option<u32>)>>,
+}
+
+fn memory(content: &str, files: &[&str], node: Option<&str>) -> NewMemory {
+    let mut m = NewMemory::new(MemoryType::Gotcha, content);
+    m.related_files = files.iter().map(|f| f.to_string()).collect();
+    m.target_node_id = node.map(str::to_owned);
+    m
+}
+
+/// Runs the scenario on `engram` (an empty project) and returns the rankings it saw.
+pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcome {
+    engram
+        .index_files(&repo(USERS), &IndexOptions::default())
+        .await
+        .expect("index");
+    let on_get_user = memory(
+        "Cache lookups before hitting the store; the first call is slow",
+        &["src/users.ts"],
+        Some("src/users.ts#function:getUser"),
+    );
+    let on_db = memory("Close the pool in tests", &["src/db.ts"], None);
+    let on_routes = memory("Handlers must not block", &["src/routes.ts"], None);
+    let unrelated = memory("Release notes are written by hand", &["CHANGELOG.md"], None);
+    for m in [&on_get_user, &on_db, &on_routes, &unrelated] {
+        engram.remember(m.clone()).await.expect("remember");
+    }
+    let mut rankings = Vec::new();
+    let mut run = |response: &engram::SearchResponse| {
+        rankings.push(
+            response
+                .hits
+                .iter()
+                .map(|h| {
+                    (
+                        h.memory.content.clone(),
+                        h.breakdown.graph.map(|g| g.rank),
+                    )
+                })
+                .collect::<Vec<_>>(),
+        );
+    };
+
+    // A query naming `getUser` finds the memory on that node through the graph path only
+    // (no word of its content is in the query), ranked first.
+    let named = engram
+        .search(&SearchQuery::new("why is getUser slow"))
+        .await
+        .expect("search");
+    run(&named);
+    assert_eq!(named.hits[0].memory.content, on_get_user.content, "{named:#?}");
+    let first = &named.hits[0].breakdown;
+    assert_eq!(first.graph.map(|g| g.rank), Some(1));
+    assert_eq!(named.identifiers, ["getUser"]);
+
+    // Recently touched files: their 1-hop neighbours (users.ts imports db.ts, routes.ts
+    // imports users.ts) are graph candidates; the unrelated memory is not.
+    let mut near = SearchQuery::new("what should I know");
+    near.context.recent_files = vec!["src/users.ts".into()];
+    let near = engram.search(&near).await.expect("search");
+    run(&near);
+    let contents: Vec<&str> = near.hits.iter().map(|h| h.memory.content.as_str()).collect();
+    for wanted in [&on_get_user, &on_db, &on_routes] {
+        assert!(contents.contains(&wanted.content.as_str()), "{contents:?}");
+    }
+    assert!(!contents.contains(&unrelated.content.as_str()));
+    assert!(near.hits.iter().all(|h| h.breakdown.graph.is_some()));
+
+    // Switching the graph path off loses the symbol match: the memory is then found only
+    // through its file name in the keyword index (`users` ~ `user`), with a lower score.
+    let mut off = SearchQuery::new("why is getUser slow");
+    off.stages.graph = false;
+    let off = engram.search(&off).await.expect("search");
+    run(&off);
+    assert!(off.hits.iter().all(|h| h.breakdown.graph.is_none()));
+    let without = off
+        .hits
+        .iter()
+        .find(|h| h.memory.content == on_get_user.content)
+        .map_or(0.0, |h| h.score);
+    assert!(without < named.hits[0].score, "{without} vs {}", named.hits[0].score);
+
+    // Filters apply to the graph path too.
+    let mut filtered = SearchQuery::new("why is getUser slow");
+    filtered.context.recent_files = vec!["src/users.ts".into()];
+    filtered.files = vec!["src/db.ts".into()];
+    let filtered = engram.search(&filtered).await.expect("search");
+    run(&filtered);
+    let contents: Vec<&str> = filtered.hits.iter().map(|h| h.memory.content.as_str()).collect();
+    assert_eq!(contents, [on_db.content.as_str()]);
+
+    RetrievalOutcome { rankings }
+}
