@@ -49,3 +49,6 @@ bash scripts/fetch-model.sh
 
 step "real source code for the code-intelligence tests (PyPI, npm, Debian, crates.io; pinned)"
 bash scripts/fetch-corpora.sh
+
+step "the pytest release of the first SWE-bench dev instances (PyPI sdist) for the eval subset"
+bash scripts/fetch-swebench.sh 4.4.1

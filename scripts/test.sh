@@ -66,6 +66,15 @@ suite "storage suite + API vectors on the in-wasm engine (wasm-bindgen-test in N
   env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --target wasm32-unknown-unknown -p engram-sqlite
 suite "storage suite over fetch from wasm (wasm-bindgen-test in Node)" wasm_over_http
+# The eval harness on a subset (the full runs are in the issue notes): CoSQA with the real
+# model over 20 queries and a 150-function pool; SWE-bench file localization on the two
+# pytest 4.4.1 instances with keyword and graph paths.
+retrieval_eval_subset() {
+  local engram="$CARGO_TARGET_DIR/debug/engram"
+  "$engram" eval cosqa --queries 20 --pool 150 --systems bm25,dense,full &&
+    "$engram" --no-embed eval swebench --queries 2 --systems bm25,full,no-graph
+}
+suite "retrieval eval on a subset (CoSQA, SWE-bench pytest)" retrieval_eval_subset
 suite "npm package in Node" bash -c "cd pkg && node --test tests/"
 suite "Worker in workerd" bash -c "cd workers && node --test test/"
 suite "npm package in headless Chromium" bash -c "cd tests/browser && node --test ."

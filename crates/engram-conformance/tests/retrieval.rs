@@ -34,7 +34,11 @@ async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
     assert_eq!(over_http, on_file);
 
     let transport = client.transport();
-    for text in ["why is getUser slow", "pool", "handlers block in src/routes.ts"] {
+    for text in [
+        "why is getUser slow",
+        "pool",
+        "handlers block in src/routes.ts",
+    ] {
         let before = transport.requests.get();
         let mut query = SearchQuery::new(text);
         query.context.recent_files = vec!["src/users.ts".into()];

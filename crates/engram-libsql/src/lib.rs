@@ -10,15 +10,91 @@ use std::time::Duration;
 use engram_store::{Database, Rows, SqlError, Statement, StoreError, Value};
 use futures::lock::Mutex;
 
+/// Prepared statements kept per connection: engram sends the same few SQL texts over and
+/// over, and compiling the search statement costs more than running it on a small project.
+const STATEMENT_CACHE: usize = 64;
+
 /// A local libSQL database.
 ///
 /// One connection serves every call; an async mutex serializes calls so transactions never
-/// interleave (SQLite has one writer anyway).
+/// interleave (SQLite has one writer anyway). Statements are prepared once per SQL text
+/// (SQLite recompiles them itself after a schema change).
 pub struct LocalDatabase {
     path: String,
     // Kept alive for the connection's sake.
     _db: libsql::Database,
-    conn: Mutex<libsql::Connection>,
+    conn: Mutex<Connection>,
+}
+
+/// The connection and its prepared statements.
+struct Connection {
+    conn: libsql::Connection,
+    prepared: Vec<(String, libsql::Statement)>,
+}
+
+impl Connection {
+    /// Runs `statement` through a cached prepared statement.
+    async fn run(&mut self, statement: &Statement) -> Result<Rows, SqlError> {
+        let index = match self
+            .prepared
+            .iter()
+            .position(|(sql, _)| *sql == statement.sql)
+        {
+            Some(i) => i,
+            None => {
+                let prepared = self.conn.prepare(&statement.sql).await.map_err(sql_error)?;
+                if self.prepared.len() >= STATEMENT_CACHE {
+                    self.prepared.remove(0);
+                }
+                self.prepared.push((statement.sql.clone(), prepared));
+                self.prepared.len() - 1
+            }
+        };
+        let conn = &self.conn;
+        let prepared = &self.prepared[index].1;
+        prepared.reset();
+        let result = collect(conn, prepared, statement).await;
+        prepared.reset();
+        result
+    }
+}
+
+fn sql_error(e: libsql::Error) -> SqlError {
+    SqlError {
+        message: e.to_string(),
+        code: Some("SQLITE_ERROR".into()),
+    }
+}
+
+async fn collect(
+    conn: &libsql::Connection,
+    prepared: &libsql::Statement,
+    statement: &Statement,
+) -> Result<Rows, SqlError> {
+    let params: Vec<libsql::Value> = statement.params.iter().map(to_libsql).collect();
+    let before = conn.total_changes();
+    let mut rows = prepared
+        .query(libsql::params::Params::Positional(params))
+        .await
+        .map_err(sql_error)?;
+    let columns: Vec<String> = (0..rows.column_count())
+        .map(|i| rows.column_name(i).unwrap_or_default().to_owned())
+        .collect();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().await.map_err(sql_error)? {
+        let mut values = Vec::with_capacity(columns.len());
+        for i in 0..columns.len() as i32 {
+            values.push(from_libsql(row.get_value(i).map_err(sql_error)?));
+        }
+        out.push(values);
+    }
+    let changed = conn.total_changes() != before;
+    Ok(Rows {
+        columns,
+        rows: out,
+        affected_row_count: if changed { conn.changes() } else { 0 },
+        last_insert_rowid: changed.then(|| conn.last_insert_rowid()),
+    })
 }
 
 impl LocalDatabase {
@@ -37,7 +113,10 @@ impl LocalDatabase {
         let local = LocalDatabase {
             path: path.to_owned(),
             _db: db,
-            conn: Mutex::new(conn),
+            conn: Mutex::new(Connection {
+                conn,
+                prepared: Vec::new(),
+            }),
         };
         if path != ":memory:" {
             // WAL lets readers in other processes proceed during a write.
@@ -69,30 +148,30 @@ impl Database for LocalDatabase {
         &self,
         statements: &[Statement],
     ) -> Result<Vec<Result<Rows, SqlError>>, StoreError> {
-        let conn = self.conn.lock().await;
+        let mut conn = self.conn.lock().await;
         let mut out = Vec::with_capacity(statements.len());
         for statement in statements {
-            out.push(run(&conn, statement).await);
+            out.push(conn.run(statement).await);
         }
         Ok(out)
     }
 
     async fn transaction(&self, statements: &[Statement]) -> Result<Vec<Rows>, StoreError> {
-        let conn = self.conn.lock().await;
-        run(&conn, &Statement::new("BEGIN IMMEDIATE")).await?;
+        let mut conn = self.conn.lock().await;
+        conn.run(&Statement::new("BEGIN IMMEDIATE")).await?;
         let mut out = Vec::with_capacity(statements.len());
         for statement in statements {
-            match run(&conn, statement).await {
+            match conn.run(statement).await {
                 Ok(rows) => out.push(rows),
                 Err(error) => {
                     // The original error matters more than a failed rollback.
-                    let _ = run(&conn, &Statement::new("ROLLBACK")).await;
+                    let _ = conn.run(&Statement::new("ROLLBACK")).await;
                     return Err(StoreError::Sql(error));
                 }
             }
         }
-        if let Err(error) = run(&conn, &Statement::new("COMMIT")).await {
-            let _ = run(&conn, &Statement::new("ROLLBACK")).await;
+        if let Err(error) = conn.run(&Statement::new("COMMIT")).await {
+            let _ = conn.run(&Statement::new("ROLLBACK")).await;
             return Err(StoreError::Sql(error));
         }
         Ok(out)
@@ -103,36 +182,10 @@ impl Database for LocalDatabase {
     }
 }
 
-/// Runs one statement and collects its rows.
+/// Runs one statement on `conn` (prepared afresh) and collects its rows.
 pub async fn run(conn: &libsql::Connection, statement: &Statement) -> Result<Rows, SqlError> {
-    let params: Vec<libsql::Value> = statement.params.iter().map(to_libsql).collect();
-    let sql_error = |e: libsql::Error| SqlError {
-        message: e.to_string(),
-        code: Some("SQLITE_ERROR".into()),
-    };
-    let before = conn.total_changes();
-    let mut rows = conn
-        .query(&statement.sql, libsql::params::Params::Positional(params))
-        .await
-        .map_err(sql_error)?;
-    let columns: Vec<String> = (0..rows.column_count())
-        .map(|i| rows.column_name(i).unwrap_or_default().to_owned())
-        .collect();
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().await.map_err(sql_error)? {
-        let mut values = Vec::with_capacity(columns.len());
-        for i in 0..columns.len() as i32 {
-            values.push(from_libsql(row.get_value(i).map_err(sql_error)?));
-        }
-        out.push(values);
-    }
-    let changed = conn.total_changes() != before;
-    Ok(Rows {
-        columns,
-        rows: out,
-        affected_row_count: if changed { conn.changes() } else { 0 },
-        last_insert_rowid: changed.then(|| conn.last_insert_rowid()),
-    })
+    let prepared = conn.prepare(&statement.sql).await.map_err(sql_error)?;
+    collect(conn, &prepared, statement).await
 }
 
 /// Converts engram's value to libsql's.

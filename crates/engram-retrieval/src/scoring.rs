@@ -15,7 +15,7 @@ const DAY_MILLIS: f64 = 86_400_000.0;
 pub fn phase_weight(phase: Option<Phase>, memory_type: MemoryType) -> f64 {
     use MemoryType::*;
     let Some(phase) = phase else { return 1.0 };
-    let weight = match (phase, memory_type) {
+    match (phase, memory_type) {
         (Phase::Define, WorkflowRecipe) => 1.4,
         (Phase::Define, DeadEnd | Requirement) => 1.2,
         (Phase::Define, Decision | TaskCalibration) => 1.1,
@@ -36,8 +36,7 @@ pub fn phase_weight(phase: Option<Phase>, memory_type: MemoryType) -> f64 {
         (Phase::Reflect, TaskCalibration) => 1.3,
         (Phase::Reflect, DeadEnd) => 1.1,
         _ => 1.0,
-    };
-    weight
+    }
 }
 
 /// How far a memory's source is trusted.

@@ -3,7 +3,7 @@
 //! transcripts (every string in the Claude Code sessions). Skips, with a message, when the
 //! data is absent.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use engram_retrieval::tokens::estimate;
 use serde_json::Value;
@@ -24,7 +24,7 @@ fn strings(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-fn texts(dir: &PathBuf) -> Vec<String> {
+fn texts(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     if let Ok(text) = std::fs::read_to_string(dir.join("cosqa/code_idx_map.txt")) {
         if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) {

@@ -99,7 +99,9 @@ impl EngramHandle {
         })
     }
 
-    /// Keyword search; one database round trip.
+    /// Searches through the full retrieval pipeline (keyword, dense with a model, graph
+    /// after `indexFiles`; fusion, boost, scoring, intent rules, packing); one database
+    /// round trip. Each hit carries its score `breakdown`, the response its `timings`.
     #[wasm_bindgen(unchecked_return_type = "Promise<SearchResponse>")]
     pub fn search(
         &self,
