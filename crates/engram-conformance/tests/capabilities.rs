@@ -1,0 +1,177 @@
+//! The optional host capabilities of search on an embedded libSQL file: a reranker reorders
+//! the best candidates (and a failing one changes nothing but a warning), and the host LLM
+//! drives HyDE for weak explicit searches only. The reranker, LLM and embedder here are
+//! fakes standing in for what a host provides.
+
+mod common;
+
+use std::cell::Cell;
+
+use common::temp_db;
+use engram::{
+    Embed, EmbedFuture, Engram, EngramConfig, Generate, GenerateFuture, Host, MemoryType,
+    NewMemory, Rerank, RerankFuture, SearchIntent, SearchQuery,
+};
+use engram_libsql::LocalDatabase;
+
+/// Fake reranker: scores documents by their length (longest first), or fails.
+struct FakeLengthReranker {
+    fail: bool,
+}
+
+impl Rerank for FakeLengthReranker {
+    fn rerank<'a>(&'a self, _query: &'a str, documents: &'a [String]) -> RerankFuture<'a> {
+        Box::pin(async move {
+            if self.fail {
+                return Err("reranker offline".into());
+            }
+            Ok(documents.iter().map(|d| d.len() as f64).collect())
+        })
+    }
+}
+
+/// Fake LLM: always answers with a fixed hypothetical memory, counting calls.
+struct FakeLlm {
+    calls: std::rc::Rc<Cell<usize>>,
+}
+
+impl Generate for FakeLlm {
+    fn generate<'a>(&'a self, _prompt: &'a str, _max_tokens: u32) -> GenerateFuture<'a> {
+        Box::pin(async move {
+            self.calls.set(self.calls.get() + 1);
+            Ok("kubernetes helm chart values override".to_owned())
+        })
+    }
+}
+
+/// Fake embedder: one bucket per distinct word, normalized.
+struct FakeWordEmbedder;
+
+impl Embed for FakeWordEmbedder {
+    fn model_id(&self) -> &str {
+        "fake-words-64"
+    }
+    fn dims(&self) -> usize {
+        64
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        Box::pin(async move {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0f32; 64];
+                    for w in t
+                        .split(|c: char| !c.is_alphanumeric())
+                        .filter(|w| w.len() > 3)
+                    {
+                        let h = w
+                            .to_lowercase()
+                            .bytes()
+                            .fold(7u64, |h, b| h * 31 + u64::from(b));
+                        v[(h % 64) as usize] += 1.0;
+                    }
+                    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                    v.iter().map(|x| x / n).collect()
+                })
+                .collect())
+        })
+    }
+}
+
+async fn engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
+    let engram = Engram::open(db, EngramConfig::default(), Host::native())
+        .await
+        .expect("open");
+    for content in [
+        "database locked",
+        "database locked when tests share one database file",
+        "database locked: give each test process its own temporary database file",
+        "Override helm chart values per environment with a kubernetes values file",
+    ] {
+        engram
+            .remember(NewMemory::new(MemoryType::Gotcha, content))
+            .await
+            .expect("remember");
+    }
+    engram
+}
+
+#[tokio::test]
+async fn a_reranker_reorders_and_a_failing_one_only_warns() {
+    let path = temp_db("rerank");
+    let db = LocalDatabase::open(path.to_str().expect("utf-8"))
+        .await
+        .expect("db");
+    let plain = engram(&db).await;
+    let before = plain
+        .search(&SearchQuery::new("database locked"))
+        .await
+        .unwrap();
+    assert_eq!(before.hits[0].memory.content, "database locked");
+    assert!(before.hits.iter().all(|h| h.breakdown.rerank.is_none()));
+
+    let reranked = plain.with_reranker(Box::new(FakeLengthReranker { fail: false }));
+    let after = reranked
+        .search(&SearchQuery::new("database locked"))
+        .await
+        .unwrap();
+    let lengths: Vec<usize> = after.hits.iter().map(|h| h.memory.content.len()).collect();
+    let mut sorted = lengths.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(lengths, sorted);
+    assert_eq!(after.hits[0].breakdown.rerank, Some(lengths[0] as f64));
+
+    // Switching the stage off restores the pipeline's own order.
+    let mut off = SearchQuery::new("database locked");
+    off.stages.rerank = false;
+    let off = reranked.search(&off).await.unwrap();
+    assert_eq!(off.hits[0].memory.content, "database locked");
+
+    let failing = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .unwrap()
+        .with_reranker(Box::new(FakeLengthReranker { fail: true }));
+    let kept = failing
+        .search(&SearchQuery::new("database locked"))
+        .await
+        .unwrap();
+    assert_eq!(kept.hits[0].memory.content, "database locked");
+    assert!(kept.warnings.iter().any(|w| w.contains("reranker offline")));
+    let _ = std::fs::remove_file(path);
+}
+
+#[tokio::test]
+async fn hyde_runs_for_weak_explicit_searches_only() {
+    let path = temp_db("hyde");
+    let db = LocalDatabase::open(path.to_str().expect("utf-8"))
+        .await
+        .expect("db");
+    let calls = std::rc::Rc::new(Cell::new(0));
+    let engram = engram(&db).await.with_embedder(Box::new(FakeWordEmbedder));
+    // Memories stored before the embedder get vectors now.
+    engram.embed_pending(10).await.expect("embed pending");
+    let engram = engram.with_llm(Box::new(FakeLlm {
+        calls: calls.clone(),
+    }));
+
+    // A weak explicit search: HyDE runs once and its dense hits join the candidates.
+    let weak = engram
+        .search(&SearchQuery::new("how do we configure deployments"))
+        .await
+        .unwrap();
+    assert!(weak.hyde);
+    assert_eq!(calls.get(), 1);
+    assert!(
+        weak.hits[0].memory.content.contains("helm chart"),
+        "{:?}",
+        weak.hits[0]
+    );
+
+    // Auto-inject never calls the LLM.
+    let mut auto = SearchQuery::new("how do we configure deployments");
+    auto.intent = SearchIntent::AutoInject;
+    let auto = engram.search(&auto).await.unwrap();
+    assert!(!auto.hyde);
+    assert_eq!(calls.get(), 1);
+    let _ = std::fs::remove_file(path);
+}
