@@ -11,6 +11,9 @@ use crate::candidate::{sort_by_score, Candidate, PathHit, PathKind, PathScore};
 /// The RRF constant: a path's contribution is `weight / (RRF_K + rank)`.
 pub const RRF_K: f64 = 60.0;
 
+/// How many of the keyword path's best results [`PathWeights::adapted`] checks.
+pub const AGREEMENT_DEPTH: u32 = 10;
+
 /// How much each path counts in the fusion.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,6 +46,30 @@ impl PathWeights {
                 dense: 0.15,
                 graph: 0.6,
             },
+        }
+    }
+
+    /// These weights adapted to what the paths found for one query. For a semantic query
+    /// the keyword path counts in proportion to its agreement with the dense path: the
+    /// share of its top 10 that the dense path also found. Lexical matches the semantic
+    /// model does not recognise at all are usually generic words ("python", "function")
+    /// rather than the point of the question; when the two paths agree, lexical evidence
+    /// sharpens the ranking. Without dense hits the weights are unchanged.
+    pub fn adapted(self, query_type: QueryType, candidates: &[Candidate]) -> Self {
+        if query_type != QueryType::Semantic || !candidates.iter().any(|c| c.dense.is_some()) {
+            return self;
+        }
+        let top: Vec<&Candidate> = candidates
+            .iter()
+            .filter(|c| c.keyword.is_some_and(|k| k.rank <= AGREEMENT_DEPTH))
+            .collect();
+        if top.is_empty() {
+            return self;
+        }
+        let agreeing = top.iter().filter(|c| c.dense.is_some()).count();
+        PathWeights {
+            keyword: self.keyword * agreeing as f64 / top.len() as f64,
+            ..self
         }
     }
 
@@ -182,6 +209,41 @@ mod tests {
             &PathWeights::for_type(QueryType::Structural),
         );
         assert_eq!(ranked[0].graph.map(|g| g.rank), Some(2));
+    }
+
+    #[test]
+    fn the_keyword_weight_follows_its_agreement_with_dense_on_semantic_queries() {
+        let mut pool = CandidatePool::default();
+        for i in 0..4u32 {
+            let id = format!("k{i}");
+            pool.add(PathKind::Keyword, i + 1, 1.0, fake_memory(&id, &id));
+            if i == 0 {
+                pool.add(PathKind::Dense, 3, 0.7, fake_memory(&id, &id));
+            }
+        }
+        pool.add(PathKind::Dense, 1, 0.9, fake_memory("d", "d"));
+        let candidates = pool.into_candidates();
+        let semantic = PathWeights::for_type(QueryType::Semantic);
+        let adapted = semantic.adapted(QueryType::Semantic, &candidates);
+        assert!((adapted.keyword - 0.25 * 1.0 / 4.0).abs() < 1e-15);
+        assert_eq!(
+            (adapted.dense, adapted.graph),
+            (semantic.dense, semantic.graph)
+        );
+        // Identifier queries and queries without dense hits keep their weights.
+        let identifier = PathWeights::for_type(QueryType::Identifier);
+        assert_eq!(
+            identifier.adapted(QueryType::Identifier, &candidates),
+            identifier
+        );
+        let keyword_only: Vec<Candidate> = candidates
+            .into_iter()
+            .filter(|c| c.dense.is_none())
+            .collect();
+        assert_eq!(
+            semantic.adapted(QueryType::Semantic, &keyword_only),
+            semantic
+        );
     }
 
     #[test]

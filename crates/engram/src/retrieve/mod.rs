@@ -99,10 +99,12 @@ impl<D: Database> Engram<D> {
         mark = now;
         let candidate_count = candidates.len();
 
-        let weights = PathWeights::for_type(analysis.query_type);
+        let base_weights = PathWeights::for_type(analysis.query_type);
         let now_millis = clock.now_millis();
         let rank = |pool: CandidatePool| -> Vec<Candidate> {
-            let mut ranked = fuse(pool.into_candidates(), &weights);
+            let candidates = pool.into_candidates();
+            let weights = base_weights.adapted(analysis.query_type, &candidates);
+            let mut ranked = fuse(candidates, &weights);
             if query.stages.boost {
                 ranked = boost(ranked, &adjacency);
             }
