@@ -7,6 +7,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/engram/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# The evaluation data (../shared/eval beside the repository on this machine kind); tests and
+# the eval subset skip with a message when it is absent.
+if [ -z "${ENGRAM_EVAL_DIR:-}" ]; then
+  for candidate in "$PWD/../shared/eval" /work/shared/eval; do
+    if [ -d "$candidate" ]; then
+      export ENGRAM_EVAL_DIR="$(cd "$candidate" && pwd)"
+      break
+    fi
+  done
+fi
+echo "evaluation data: ${ENGRAM_EVAL_DIR:-absent}"
 start=$(date +%s)
 passed=0
 failed=0

@@ -21,7 +21,8 @@ pub use self::vectors::CachedEmbedder;
 pub struct EvalArgs {
     /// Which dataset: cosqa (code search) or swebench (file localization on pytest).
     dataset: String,
-    /// The eval data folder (default: ../shared/eval from here or from the repository).
+    /// The eval data folder (default: $ENGRAM_EVAL_DIR, else ../shared/eval from here or
+    /// from the repository).
     #[arg(long)]
     data: Option<PathBuf>,
     /// Score only the first N queries (instances).
@@ -156,6 +157,9 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
 fn data_dir(args: &EvalArgs) -> Option<PathBuf> {
     if let Some(dir) = &args.data {
         return Some(dir.clone());
+    }
+    if let Some(dir) = std::env::var_os("ENGRAM_EVAL_DIR") {
+        return Some(PathBuf::from(dir));
     }
     let candidates = [
         PathBuf::from("../shared/eval"),
