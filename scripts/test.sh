@@ -86,6 +86,13 @@ retrieval_eval_subset() {
     "$engram" --no-embed eval swebench --queries 2 --systems bm25,full,no-graph
 }
 suite "retrieval eval on a subset (CoSQA, SWE-bench pytest)" retrieval_eval_subset
+
+# The observer replayed over every development trajectory (seconds): hot files against the
+# gold files, promoted memories, cost per event.
+observer_eval() {
+  "$CARGO_TARGET_DIR/debug/engram" eval observer
+}
+suite "observer replay of the trajectories" observer_eval
 suite "npm package in Node" bash -c "cd pkg && node --test tests/"
 suite "Worker in workerd" bash -c "cd workers && node --test test/"
 suite "npm package in headless Chromium" bash -c "cd tests/browser && node --test ."

@@ -26,6 +26,7 @@ macro_rules! say {
 mod code;
 mod eval;
 mod model;
+mod observe;
 mod output;
 
 /// Long-term memory for AI coding agents.
@@ -174,6 +175,9 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         depth: u32,
     },
+    /// The observer: replay recorded agent sessions, recover unfinished ones.
+    #[command(subcommand)]
+    Observe(observe::ObserveCommand),
     /// Create a database in a temporary folder, remember a few memories and search them.
     Demo,
 }
@@ -352,6 +356,12 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
             output::status(status.as_ref(), json);
         }
         Command::Index(args) => code::index(&engram, &args, json).await?,
+        Command::Observe(observe::ObserveCommand::Replay(args)) => {
+            observe::replay(&engram, &args, json).await?
+        }
+        Command::Observe(observe::ObserveCommand::Recover) => {
+            observe::recover(&engram, json).await?
+        }
         Command::Impact { target, depth } => {
             code::impact(&engram.analyze_impact(&target, depth).await?, json)
         }

@@ -201,6 +201,37 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "retrieval paths",
         statements: RETRIEVAL_PATHS,
     },
+    Migration {
+        version: 4,
+        name: "observer statistics",
+        statements: OBSERVER_STATISTICS,
+    },
+];
+
+/// Version 4: what the observer's frequency filter counts across sessions. One row per
+/// observation key (`co:a|b`, `err:pytest|…`, `file:src/x.py`) with the sessions and
+/// occurrences seen so far, and one row per finalized session so replaying a session twice
+/// counts it once.
+const OBSERVER_STATISTICS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS observer_signal_counts (
+  project_id      TEXT NOT NULL,
+  key             TEXT NOT NULL,
+  sessions        INTEGER NOT NULL DEFAULT 0,
+  occurrences     INTEGER NOT NULL DEFAULT 0,
+  last_session_id TEXT NOT NULL,
+  updated_at      TEXT NOT NULL,
+  PRIMARY KEY (project_id, key)
+) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS observer_sessions (
+  project_id   TEXT NOT NULL,
+  session_id   TEXT NOT NULL,
+  outcome      TEXT NOT NULL,
+  steps        INTEGER NOT NULL,
+  events       INTEGER NOT NULL,
+  promoted     INTEGER NOT NULL,
+  finalized_at TEXT NOT NULL,
+  PRIMARY KEY (project_id, session_id)
+) WITHOUT ROWID",
 ];
 
 /// The short name of a graph node: its label after the last `.` (`Fixture.clear` → `clear`).

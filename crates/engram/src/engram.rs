@@ -211,49 +211,52 @@ impl<D: Database> Engram<D> {
     /// Validates `memory`, redacts secrets from it and stores it with its keyword index
     /// entry in one transaction. Returns the new id.
     pub async fn remember(&self, memory: NewMemory) -> Result<Remembered, EngramError> {
-        memory.validate()?;
-        let mut memory = memory;
-        let mut redacted = Vec::new();
-        let secret_scan_skipped = match &self.scanner {
-            Some(scanner) => {
-                for text in [
-                    Some(&mut memory.content),
-                    memory.citation_text.as_mut(),
-                    memory
-                        .chunk
-                        .as_mut()
-                        .and_then(|c| c.context_prefix.as_mut()),
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    let out = scanner.redact(text);
-                    redacted.extend(out.findings.iter().map(|f| f.kind.to_owned()));
-                    *text = out.text;
-                }
-                false
-            }
-            None => true,
-        };
-        memory.flags.secret_scan_skipped |= secret_scan_skipped;
-        let id = self.new_id();
+        let (statements, remembered, _) = self.prepare_memories(vec![memory]).await?;
+        self.db.transaction(&statements).await?;
+        remembered
+            .into_iter()
+            .next()
+            .ok_or_else(|| ValidationError::field("memory", "nothing to store").into())
+    }
+
+    /// Validates, redacts and embeds `memories` (in one embedder batch) and returns the
+    /// statements that store them, for callers that write them in a larger transaction.
+    pub(crate) async fn prepare_memories(
+        &self,
+        memories: Vec<NewMemory>,
+    ) -> Result<(Vec<Statement>, Vec<Remembered>, Vec<NewMemory>), EngramError> {
+        let mut prepared = Vec::with_capacity(memories.len());
+        for mut memory in memories {
+            memory.validate()?;
+            let (redacted, secret_scan_skipped) = self.redact(&mut memory);
+            memory.flags.secret_scan_skipped |= secret_scan_skipped;
+            prepared.push((memory, redacted, secret_scan_skipped));
+        }
         let now = rfc3339_from_millis(self.host.clock.now_millis());
-        let (embedded, embedding_error) = match &self.embedding {
-            Some(embedding) => {
-                let text = [context::memory_text(&memory)];
-                match embedding.embed(&text, self.host.clock.as_ref()).await {
-                    Ok(mut vectors) => (vectors.pop(), None),
-                    Err(e) => (None, Some(format!("{e}; queued for embedding"))),
+        let (mut vectors, embedding_error) = match &self.embedding {
+            Some(embedding) if !prepared.is_empty() => {
+                let texts: Vec<String> = prepared
+                    .iter()
+                    .map(|(m, _, _)| context::memory_text(m))
+                    .collect();
+                match embedding.embed(&texts, self.host.clock.as_ref()).await {
+                    Ok(vectors) => (vectors.into_iter().map(Some).collect(), None),
+                    Err(e) => (Vec::new(), Some(format!("{e}; queued for embedding"))),
                 }
             }
-            None => (None, None),
+            _ => (Vec::new(), None),
         };
-        let mut statements = vec![
-            Statement::with_params(
+        vectors.resize(prepared.len(), None);
+        let mut statements = Vec::new();
+        let mut remembered = Vec::with_capacity(prepared.len());
+        let mut stored = Vec::with_capacity(prepared.len());
+        for ((memory, redacted, secret_scan_skipped), vector) in prepared.into_iter().zip(vectors) {
+            let id = self.new_id();
+            statements.push(Statement::with_params(
                 sql::INSERT_MEMORY,
                 insert_params(&id, &self.config.project_id, &now, &memory),
-            ),
-            Statement::with_params(
+            ));
+            statements.push(Statement::with_params(
                 sql::INSERT_FTS,
                 vec![
                     Value::from(id.as_str()),
@@ -261,33 +264,59 @@ impl<D: Database> Engram<D> {
                     Value::from(memory.tags.join(" ")),
                     Value::from(memory.related_files.join(" ")),
                 ],
-            ),
-        ];
-        if !memory.related_files.is_empty() {
-            statements.push(Statement::with_params(
-                crate::retrieve::INSERT_MEMORY_FILES,
-                vec![
-                    Value::from(self.config.project_id.as_str()),
-                    Value::from(id.as_str()),
-                    json_text(&memory.related_files),
-                ],
             ));
-        }
-        let embedding_model = match (embedded, &self.embedding) {
-            (Some(v), Some(embedding)) => {
-                statements.extend(self.embedding_statements(&id, &v, embedding, &now));
-                Some(embedding.model_id().to_owned())
+            if !memory.related_files.is_empty() {
+                statements.push(Statement::with_params(
+                    crate::retrieve::INSERT_MEMORY_FILES,
+                    vec![
+                        Value::from(self.config.project_id.as_str()),
+                        Value::from(id.as_str()),
+                        json_text(&memory.related_files),
+                    ],
+                ));
             }
-            _ => None,
+            let embedding_model = match (vector, &self.embedding) {
+                (Some(v), Some(embedding)) => {
+                    statements.extend(self.embedding_statements(&id, &v, embedding, &now));
+                    Some(embedding.model_id().to_owned())
+                }
+                _ => None,
+            };
+            remembered.push(Remembered {
+                id,
+                redacted,
+                secret_scan_skipped,
+                embedding_model,
+                embedding_error: embedding_error.clone(),
+            });
+            stored.push(memory);
+        }
+        Ok((statements, remembered, stored))
+    }
+
+    /// Redacts secrets from every text field of `memory`; returns the kinds found and
+    /// whether the scanner could not run.
+    fn redact(&self, memory: &mut NewMemory) -> (Vec<String>, bool) {
+        let Some(scanner) = &self.scanner else {
+            return (Vec::new(), true);
         };
-        self.db.transaction(&statements).await?;
-        Ok(Remembered {
-            id,
-            redacted,
-            secret_scan_skipped,
-            embedding_model,
-            embedding_error,
-        })
+        let mut redacted = Vec::new();
+        for text in [
+            Some(&mut memory.content),
+            memory.citation_text.as_mut(),
+            memory
+                .chunk
+                .as_mut()
+                .and_then(|c| c.context_prefix.as_mut()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let out = scanner.redact(text);
+            redacted.extend(out.findings.iter().map(|f| f.kind.to_owned()));
+            *text = out.text;
+        }
+        (redacted, false)
     }
 
     /// Parses `json` as a [`NewMemory`] (naming the failing field) and stores it.

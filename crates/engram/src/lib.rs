@@ -30,6 +30,7 @@ mod embedding;
 mod engram;
 mod error;
 mod host;
+mod observe;
 mod retrieve;
 mod row;
 mod search;
@@ -53,6 +54,7 @@ pub use crate::error::EngramError;
 pub use crate::host::{Clock, Entropy, Host};
 #[cfg(feature = "native-host")]
 pub use crate::host::{OsEntropy, SystemClock};
+pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::search::{
     SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings, Stages,
     MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
@@ -61,6 +63,7 @@ pub use engram_core::{
     Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
     Visibility,
 };
+pub use engram_observer as observer;
 pub use engram_retrieval::{
     self as retrieval, Breakdown, PathScore, QueryContext, QueryType, RRF_K,
 };

@@ -3,6 +3,7 @@
 //! with one stage switched off), with latency per query.
 
 mod cosqa;
+mod observer;
 mod swebench;
 mod vectors;
 
@@ -19,7 +20,8 @@ pub use self::vectors::CachedEmbedder;
 /// Options of `engram eval`.
 #[derive(Args)]
 pub struct EvalArgs {
-    /// Which dataset: cosqa (code search) or swebench (file localization on pytest).
+    /// Which dataset: cosqa (code search), swebench (file localization on pytest) or
+    /// observer (the observer replayed over the trajectories).
     dataset: String,
     /// The eval data folder (default: $ENGRAM_EVAL_DIR, else ../shared/eval from here or
     /// from the repository).
@@ -148,8 +150,9 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
     match args.dataset.as_str() {
         "cosqa" => cosqa::run(args, &data, &systems, target, json).await,
         "swebench" => swebench::run(args, &data, &systems, target, json).await,
+        "observer" => observer::run(args, &data, json).await,
         other => Err(CliError::Usage(format!(
-            "unknown dataset {other:?}; available: cosqa, swebench"
+            "unknown dataset {other:?}; available: cosqa, swebench, observer"
         ))),
     }
 }

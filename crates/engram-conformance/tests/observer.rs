@@ -1,0 +1,255 @@
+//! The observer on an embedded libSQL file: evidence accumulates across sessions until a
+//! co-access pattern is promoted (once), replaying a session twice counts it once, an
+//! unfinished session is recovered from its checkpoint as cancelled, the statistics tables
+//! are updated, and no secret from a tool result reaches a stored memory.
+
+mod common;
+
+use common::temp_db;
+use engram::observer::{
+    Event, Outcome, PathNormalizer, Scratchpad, SessionKind, ToolCall, ToolResult,
+};
+use engram::{Engram, EngramConfig, Host, MemorySource, SearchQuery};
+use engram_libsql::LocalDatabase;
+use engram_store::{Database, Statement};
+use serde_json::json;
+
+fn session(id: &str, commands: &[(&str, &str, bool)]) -> Scratchpad {
+    let mut pad = Scratchpad::new(id, SessionKind::Build, PathNormalizer::new(["/repo"]));
+    for (i, (command, output, is_error)) in commands.iter().enumerate() {
+        let step = i as u32 + 1;
+        let id = format!("c{step}");
+        pad.observe(&Event::ToolCall(ToolCall {
+            step,
+            id: Some(id.clone()),
+            tool: "Bash".into(),
+            input: json!({ "command": command }),
+            at_ms: None,
+        }));
+        pad.observe(&Event::ToolResult(ToolResult {
+            step,
+            id: Some(id),
+            output: (*output).into(),
+            is_error: *is_error,
+        }));
+    }
+    pad
+}
+
+fn typical(id: &str) -> Scratchpad {
+    session(
+        id,
+        &[
+            ("cat /repo/src/auth/session.py", "…", false),
+            ("nl -ba src/auth/tokens.py | sed -n '1,40p'", "…", false),
+            (
+                "sed -i 's/ttl = 60/ttl = 600/' src/auth/tokens.py",
+                "",
+                false,
+            ),
+        ],
+    )
+}
+
+async fn count(db: &LocalDatabase, sql: &str) -> i64 {
+    let rows = db.transaction(&[Statement::new(sql)]).await.expect("query");
+    rows[0].rows[0][0].as_i64("count").expect("integer")
+}
+
+#[tokio::test]
+async fn co_access_is_promoted_on_the_third_session_and_only_once() {
+    let path = temp_db("observer");
+    let db = LocalDatabase::open(path.to_str().unwrap())
+        .await
+        .expect("open");
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .expect("engram");
+    let key_memory = |r: &engram::SessionReport| {
+        r.promoted.iter().any(|m| {
+            m.files.contains(&"src/auth/session.py".to_owned())
+                && m.files.contains(&"src/auth/tokens.py".to_owned())
+                && m.signal == Some(engram::observer::SignalClass::CoAccess)
+        })
+    };
+    let first = engram
+        .finalize_session(&typical("s1"), Outcome::Success)
+        .await
+        .expect("s1");
+    assert!(!key_memory(&first));
+    assert_eq!(first.hot_files[0].path, "src/auth/tokens.py");
+    let again = engram
+        .finalize_session(&typical("s1"), Outcome::Success)
+        .await
+        .expect("s1 again");
+    assert!(again.already_finalized && again.promoted.is_empty());
+    let second = engram
+        .finalize_session(&typical("s2"), Outcome::Success)
+        .await
+        .expect("s2");
+    assert!(!key_memory(&second));
+    let third = engram
+        .finalize_session(&typical("s3"), Outcome::Success)
+        .await
+        .expect("s3");
+    assert!(key_memory(&third), "{:#?}", third.promoted);
+    let fourth = engram
+        .finalize_session(&typical("s4"), Outcome::Success)
+        .await
+        .expect("s4");
+    assert!(!key_memory(&fourth));
+    assert!(fourth
+        .discarded
+        .iter()
+        .any(|d| d.key == "co:src/auth/session.py|src/auth/tokens.py"
+            && d.reason.starts_with("novelty")));
+
+    // The promoted memory is stored, observer-inferred, awaiting review, and searchable.
+    let promoted = third
+        .promoted
+        .iter()
+        .find(|m| {
+            key_memory(&engram::SessionReport {
+                promoted: vec![(*m).clone()],
+                ..third.clone()
+            })
+        })
+        .unwrap();
+    let stored = engram
+        .get(&promoted.id)
+        .await
+        .expect("get")
+        .expect("stored");
+    assert_eq!(stored.source, MemorySource::ObserverInferred);
+    assert!(stored.flags.needs_review);
+    let found = engram
+        .search(&SearchQuery::new("session tokens"))
+        .await
+        .expect("search");
+    assert!(found.hits.iter().any(|h| h.memory.id == promoted.id));
+
+    // Statistics: four sessions, the pair seen in each, file nodes counted per session.
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM observer_sessions").await,
+        4
+    );
+    assert_eq!(count(&db, "SELECT session_count FROM observer_co_access_edges WHERE file_a = 'src/auth/session.py' AND file_b = 'src/auth/tokens.py'").await, 4);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT session_count FROM observer_file_nodes WHERE file_path = 'src/auth/tokens.py'"
+        )
+        .await,
+        4
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count FROM observer_module_session_counts WHERE module = 'src/auth'"
+        )
+        .await,
+        4
+    );
+    drop(engram);
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}
+
+#[tokio::test]
+async fn an_unfinished_session_is_recovered_as_cancelled() {
+    let path = temp_db("observer-recover");
+    let db = LocalDatabase::open(path.to_str().unwrap())
+        .await
+        .expect("open");
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .expect("engram");
+    let mut pad = typical("crashed");
+    pad.observe(&Event::Reasoning {
+        step: 4,
+        text: "This approach won't work: the token cache is per process.".into(),
+    });
+    engram.checkpoint_session(&pad).await.expect("checkpoint");
+    drop(pad);
+    let unfinished = engram.unfinished_sessions().await.expect("list");
+    assert_eq!(unfinished.len(), 1);
+    assert_eq!(unfinished[0].hot_files(2), typical("x").hot_files(2));
+    let reports = engram.recover_sessions().await.expect("recover");
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].outcome, Outcome::Cancelled);
+    // A cancelled session keeps only its dead end.
+    assert_eq!(reports[0].promoted.len(), 1);
+    assert_eq!(
+        reports[0].promoted[0].memory_type,
+        engram::MemoryType::DeadEnd
+    );
+    assert!(engram.unfinished_sessions().await.expect("list").is_empty());
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM observer_sessions WHERE outcome = 'cancelled'"
+        )
+        .await,
+        1
+    );
+    drop(engram);
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}
+
+#[tokio::test]
+async fn secrets_in_tool_results_never_reach_stored_memories() {
+    let path = temp_db("observer-secrets");
+    let db = LocalDatabase::open(path.to_str().unwrap())
+        .await
+        .expect("open");
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .expect("engram");
+    let secret = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+    let failure = format!("Error: authentication failed for token {secret}");
+    let pad = session(
+        "leaky",
+        &[
+            ("python deploy.py", &failure, true),
+            ("sed -i 's/a/b/' deploy/config.py", "", false),
+            ("python deploy.py", &failure, true),
+            ("sed -i 's/b/c/' deploy/config.py", "", false),
+            ("python deploy.py", "deployed", false),
+        ],
+    );
+    let report = engram
+        .finalize_session(&pad, Outcome::Success)
+        .await
+        .expect("finalize");
+    let error = report
+        .promoted
+        .iter()
+        .find(|m| m.signal == Some(engram::observer::SignalClass::ErrorRetry))
+        .expect("error pattern");
+    assert!(
+        error.content.contains("authentication failed"),
+        "{}",
+        error.content
+    );
+    for table in [
+        "memories",
+        "observer_error_patterns",
+        "observer_signal_counts",
+        "memories_fts",
+    ] {
+        let sql = format!(
+            "SELECT count(*) FROM {table} WHERE CAST(({}) AS TEXT) LIKE '%ghp_1234567890%'",
+            match table {
+                "memories" => "content || tags",
+                "observer_error_patterns" => "error_message || error_fingerprint",
+                "observer_signal_counts" => "key",
+                _ => "content",
+            }
+        );
+        assert_eq!(count(&db, &sql).await, 0, "{table} holds the secret");
+    }
+    drop(engram);
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}

@@ -1,0 +1,155 @@
+//! File paths as the project knows them: relative to the project root, no `./` or `..`.
+
+use serde::{Deserialize, Serialize};
+
+/// Turns the paths agents type into project-relative paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathNormalizer {
+    /// Absolute roots of the project (the working directory of the session, a container
+    /// mount such as `/testbed`); longest first.
+    roots: Vec<String>,
+}
+
+impl PathNormalizer {
+    /// A normalizer for a project checked out at `roots`.
+    pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(roots: I) -> Self {
+        let mut roots: Vec<String> = roots
+            .into_iter()
+            .map(|r| r.into().trim_end_matches('/').to_owned())
+            .filter(|r| !r.is_empty())
+            .collect();
+        roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
+        PathNormalizer { roots }
+    }
+
+    /// `path` relative to the project, or `None` when it is not a project file (system
+    /// folders, temporary files, globs, the project root itself).
+    pub fn normalize(&self, path: &str) -> Option<String> {
+        let path = path.trim();
+        if path.is_empty()
+            || path.contains([
+                '*', '?', '{', '}', '$', '`', '\n', ' ', '\'', '"', '(', ')', ':', ',', ';', '=',
+                '<', '>', '|', '&', '\\',
+            ])
+        {
+            return None;
+        }
+        let mut relative = path;
+        if path.starts_with('/') {
+            relative = self.roots.iter().find_map(|root| {
+                path.strip_prefix(root.as_str())
+                    .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+                    .map(|rest| rest.trim_start_matches('/'))
+            })?;
+        } else if path.starts_with('~') {
+            return None;
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for part in relative.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop()?;
+                }
+                p => parts.push(p),
+            }
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        Some(parts.join("/"))
+    }
+}
+
+/// Whether a project path names a file rather than a folder, judged by its last segment.
+pub fn looks_like_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rfind('.') {
+        Some(0) | None => matches!(name, "Makefile" | "Dockerfile" | "Gemfile" | "Rakefile"),
+        Some(dot) => dot + 1 < name.len(),
+    }
+}
+
+/// Whether a project path is configuration (its edits tend to require edits elsewhere).
+pub fn is_config(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(
+        name,
+        "package.json"
+            | "tsconfig.json"
+            | "Cargo.toml"
+            | "pyproject.toml"
+            | "setup.cfg"
+            | "setup.py"
+            | "tox.ini"
+            | "pytest.ini"
+            | "go.mod"
+            | "mix.exs"
+            | "Makefile"
+            | "Dockerfile"
+            | "docker-compose.yml"
+            | "Gemfile"
+            | "pom.xml"
+            | "build.gradle"
+            | "webpack.config.js"
+            | "vite.config.ts"
+            | "next.config.js"
+            | "wrangler.toml"
+    ) || name.starts_with(".env")
+        || name.ends_with(".config.js")
+        || name.ends_with(".config.ts")
+        || path.starts_with("config/")
+        || path.contains("/config/")
+}
+
+/// The module a file belongs to: its first two folders (`src/auth/jwt.ts` → `src/auth`), or
+/// the root module `.` for top-level files.
+pub fn module_of(path: &str) -> &str {
+    let mut cut = None;
+    for (i, _) in path.match_indices('/').take(2) {
+        cut = Some(i);
+    }
+    match cut {
+        Some(i) => &path[..i],
+        None => ".",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_against_roots() {
+        let n = PathNormalizer::new(["/testbed", "/home/USER/projects/spotter/"]);
+        assert_eq!(
+            n.normalize("/testbed/requests/models.py").as_deref(),
+            Some("requests/models.py")
+        );
+        assert_eq!(n.normalize("./a/../b/c.py").as_deref(), Some("b/c.py"));
+        assert_eq!(
+            n.normalize("/home/USER/projects/spotter/lib/x.ex")
+                .as_deref(),
+            Some("lib/x.ex")
+        );
+        assert_eq!(n.normalize("/testbedx/a.py"), None);
+        assert_eq!(n.normalize("/tmp/a.py"), None);
+        assert_eq!(n.normalize("../outside.py"), None);
+        assert_eq!(n.normalize("src/*.py"), None);
+        assert_eq!(n.normalize("/testbed"), None);
+    }
+
+    #[test]
+    fn classifies_paths() {
+        assert!(looks_like_file("requests/models.py"));
+        assert!(!looks_like_file("requests/"));
+        assert!(!looks_like_file(".github"));
+        assert!(
+            is_config("setup.cfg") && is_config("app/config/dev.exs") && !is_config("src/a.py")
+        );
+        assert_eq!(module_of("src/auth/jwt.ts"), "src/auth");
+        assert_eq!(module_of("src/a/b/c.ts"), "src/a");
+        assert_eq!(module_of("setup.py"), ".");
+        assert_eq!(module_of("lib/x.ex"), "lib");
+    }
+}

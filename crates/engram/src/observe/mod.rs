@@ -1,0 +1,557 @@
+//! The observer on a database: a session's scratchpad is finalized against persisted
+//! cross-session statistics read in one round trip, and the promoted memories, the updated
+//! statistics and the session record are written in one transaction.
+
+mod sql;
+
+use std::collections::HashMap;
+
+use engram_core::time::rfc3339_from_millis;
+use engram_core::{MemorySource, MemoryType, NewMemory, TrustFlags};
+use engram_observer::finalize::{observer_tag, Discarded};
+use engram_observer::fingerprint::stable_hash;
+use engram_observer::paths::module_of;
+use engram_observer::{HotFile, Outcome, Prior, Scratchpad, SignalClass};
+use engram_store::{Database, Rows, Statement, StoreError, Value};
+use serde::Serialize;
+
+use crate::{Engram, EngramError};
+
+/// Sessions per module at which the observer writes a module summary (seeds 000 §12).
+pub const SYNTHESIS_THRESHOLDS: [u32; 5] = [5, 10, 20, 50, 100];
+/// Hot files reported per session.
+pub const REPORTED_HOT_FILES: usize = 10;
+
+/// A memory the observer stored, with why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromotedMemory {
+    /// The stored memory's id.
+    pub id: String,
+    /// The signal that produced it (`None` for a threshold synthesis).
+    pub signal: Option<SignalClass>,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub memory_type: MemoryType,
+    /// Its confidence after scoring and the trust gate.
+    pub confidence: f64,
+    /// Its content as stored (secrets redacted).
+    pub content: String,
+    /// The steps of the session that show it.
+    pub evidence_steps: Vec<u32>,
+    /// Sessions or occurrences counted for the frequency filter.
+    pub evidence: u32,
+    /// Files it is about.
+    pub files: Vec<String>,
+    /// It was derived after web content entered the session (needs review, confidence × 0.7).
+    pub contaminated: bool,
+}
+
+/// What [`Engram::finalize_session`] did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReport {
+    /// The session.
+    pub session_id: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Events ingested.
+    pub events: u64,
+    /// The session's hottest files.
+    pub hot_files: Vec<HotFile>,
+    /// Memories stored, best first.
+    pub promoted: Vec<PromotedMemory>,
+    /// Observations not promoted, with the filter that dropped them.
+    pub discarded: Vec<Discarded>,
+    /// The session had been finalized before; nothing was written.
+    pub already_finalized: bool,
+    /// The host LLM rewrote the memories' content (one call).
+    pub synthesized_by_llm: bool,
+}
+
+impl<D: Database> Engram<D> {
+    /// Saves `pad` so the session survives a crash; [`Engram::recover_sessions`] finalizes
+    /// what was never finalized.
+    pub async fn checkpoint_session(&self, pad: &Scratchpad) -> Result<(), EngramError> {
+        let now = rfc3339_from_millis(self.host.clock.now_millis());
+        self.db
+            .transaction(&[Statement::with_params(
+                sql::SAVE_CHECKPOINT,
+                vec![
+                    Value::from(pad.session_id.as_str()),
+                    Value::from(self.project_id()),
+                    Value::from(pad.checkpoint()),
+                    Value::Integer(i64::from(pad.step)),
+                    Value::from(now),
+                ],
+            )])
+            .await?;
+        Ok(())
+    }
+
+    /// The scratchpads of sessions that were checkpointed and never finalized. A checkpoint
+    /// that cannot be read is reported as an error naming the session (it is kept).
+    pub async fn unfinished_sessions(&self) -> Result<Vec<Scratchpad>, EngramError> {
+        let rows = self
+            .db
+            .transaction(&[Statement::with_params(
+                sql::LIST_CHECKPOINTS,
+                vec![Value::from(self.project_id())],
+            )])
+            .await?;
+        let mut pads = Vec::new();
+        for row in rows.first().map(|r| r.rows.as_slice()).unwrap_or_default() {
+            let session = row
+                .first()
+                .map(|v| v.as_text("session_id"))
+                .transpose()?
+                .unwrap_or("");
+            let state = row
+                .get(1)
+                .map(|v| v.as_text("state"))
+                .transpose()?
+                .unwrap_or("");
+            let pad = Scratchpad::restore(state).map_err(|e| {
+                StoreError::Decode(format!(
+                    "checkpoint of session {session} is unreadable: {e}"
+                ))
+            })?;
+            pads.push(pad);
+        }
+        Ok(pads)
+    }
+
+    /// Finalizes every unfinished session as cancelled (call on start): their statistics are
+    /// kept, their memories discarded except dead ends.
+    pub async fn recover_sessions(&self) -> Result<Vec<SessionReport>, EngramError> {
+        let mut reports = Vec::new();
+        for pad in self.unfinished_sessions().await? {
+            reports.push(self.finalize_session(&pad, Outcome::Cancelled).await?);
+        }
+        Ok(reports)
+    }
+
+    /// Ends a session: looks up what earlier sessions showed, runs the promotion filters,
+    /// lets the host LLM (if any, one call) rewrite the surviving memories, and stores them
+    /// with the updated cross-session statistics in one transaction. Finalizing the same
+    /// session id twice writes nothing the second time.
+    pub async fn finalize_session(
+        &self,
+        pad: &Scratchpad,
+        outcome: Outcome,
+    ) -> Result<SessionReport, EngramError> {
+        let project = self.project_id();
+        let observations = pad.observations();
+        let keys: Vec<&str> = observations.iter().map(|o| o.key.as_str()).collect();
+        let tags: Vec<String> = keys.iter().map(|k| observer_tag(k)).collect();
+        let modules = session_modules(pad);
+        let reads = self
+            .db
+            .pipeline(&[
+                Statement::with_params(
+                    sql::SESSION_SEEN,
+                    vec![Value::from(project), Value::from(pad.session_id.as_str())],
+                ),
+                Statement::with_params(sql::SIGNAL_COUNTS, vec![Value::from(project), json(&keys)]),
+                Statement::with_params(sql::PROMOTED_TAGS, vec![Value::from(project), json(&tags)]),
+                Statement::with_params(
+                    sql::MODULE_COUNTS,
+                    vec![Value::from(project), json(&modules)],
+                ),
+                Statement::with_params(sql::CLASS_REJECTIONS, vec![Value::from(project)]),
+            ])
+            .await?;
+        let mut results = Vec::with_capacity(reads.len());
+        for read in reads {
+            results.push(read.map_err(StoreError::Sql)?);
+        }
+        let [seen, counts, promoted_tags, module_counts, rejections] = &results[..] else {
+            return Err(StoreError::Decode(
+                "the observer's statistics read returned too few results".into(),
+            )
+            .into());
+        };
+        let mut report = SessionReport {
+            session_id: pad.session_id.clone(),
+            outcome,
+            events: pad.events,
+            hot_files: pad.hot_files(REPORTED_HOT_FILES),
+            promoted: Vec::new(),
+            discarded: Vec::new(),
+            already_finalized: !seen.rows.is_empty(),
+            synthesized_by_llm: false,
+        };
+        if report.already_finalized {
+            self.db
+                .transaction(&[Statement::with_params(
+                    sql::DELETE_CHECKPOINT,
+                    vec![Value::from(pad.session_id.as_str()), Value::from(project)],
+                )])
+                .await?;
+            return Ok(report);
+        }
+        let prior = prior_from(
+            counts,
+            promoted_tags,
+            module_counts,
+            rejections,
+            &keys,
+            &tags,
+        )?;
+        let finalized = pad.finalize(outcome, &prior);
+        let mut candidates = finalized.promoted;
+        report.discarded = finalized.discarded;
+
+        let mut memories: Vec<NewMemory> = candidates.iter().map(|c| c.memory.clone()).collect();
+        if outcome == Outcome::Success && !memories.is_empty() {
+            if let Some(llm) = &self.llm {
+                report.synthesized_by_llm = rewrite_with_llm(llm.as_ref(), &mut memories).await;
+            }
+        }
+        let now_ms = self.host.clock.now_millis();
+        let mut synthesized = Vec::new();
+        for module in &finalized.modules {
+            let count = prior.module_sessions.get(module).copied().unwrap_or(0) + 1;
+            if SYNTHESIS_THRESHOLDS.contains(&count) {
+                let memory = module_summary(pad, module, count, &prior);
+                synthesized.push((module.clone(), count, memory));
+            }
+        }
+        memories.extend(synthesized.iter().map(|(_, _, m)| m.clone()));
+
+        let (mut statements, remembered, stored) = self.prepare_memories(memories).await?;
+        statements.extend(self.statistics_statements(
+            pad,
+            outcome,
+            &finalized.observed,
+            &finalized.modules,
+            remembered.len(),
+            now_ms,
+        ));
+        for (module, count, _) in &synthesized {
+            statements.push(Statement::with_params(
+                sql::INSERT_SYNTHESIS,
+                vec![
+                    Value::from(module.as_str()),
+                    Value::from(project),
+                    Value::Integer(i64::from(*count)),
+                    Value::Integer(now_ms),
+                    Value::Integer(1),
+                ],
+            ));
+        }
+        self.db.transaction(&statements).await?;
+
+        let evidence = candidates
+            .drain(..)
+            .map(|c| {
+                (
+                    Some(c.observation.class),
+                    c.evidence,
+                    c.observation.evidence_steps,
+                )
+            })
+            .chain(
+                synthesized
+                    .iter()
+                    .map(|(_, count, _)| (None, *count, Vec::new())),
+            );
+        report.promoted = remembered
+            .into_iter()
+            .zip(stored)
+            .zip(evidence)
+            .map(
+                |((r, m), (signal, evidence, evidence_steps))| PromotedMemory {
+                    id: r.id,
+                    signal,
+                    memory_type: m.memory_type,
+                    confidence: m.confidence,
+                    content: m.content,
+                    evidence_steps,
+                    evidence,
+                    files: m.related_files,
+                    contaminated: m.flags.contaminated,
+                },
+            )
+            .collect();
+        Ok(report)
+    }
+
+    /// The statements that record the session and fold it into the statistics.
+    fn statistics_statements(
+        &self,
+        pad: &Scratchpad,
+        outcome: Outcome,
+        observed: &[(String, u32)],
+        modules: &[String],
+        promoted: usize,
+        now_ms: i64,
+    ) -> Vec<Statement> {
+        let project = Value::from(self.project_id());
+        let session = Value::from(pad.session_id.as_str());
+        let now = Value::from(rfc3339_from_millis(now_ms));
+        let files: Vec<(&str, u32)> = pad
+            .files
+            .iter()
+            .filter(|f| !f.deleted)
+            .map(|f| (f.path.as_str(), f.reads + f.edits))
+            .collect();
+        let mut pairs: Vec<(&str, &str, u32, u32)> = pad
+            .pairs
+            .iter()
+            .filter_map(|(&key, p)| {
+                let a = pad.file((key >> 32) as u32)?;
+                let b = pad.file((key & 0xffff_ffff) as u32)?;
+                // Stored with file_a < file_b; `a_first` counts file_a coming first.
+                Some(if a.path <= b.path {
+                    (a.path.as_str(), b.path.as_str(), p.count, p.low_first)
+                } else {
+                    (
+                        b.path.as_str(),
+                        a.path.as_str(),
+                        p.count,
+                        p.count - p.low_first,
+                    )
+                })
+            })
+            .collect();
+        pairs.sort_by(|x, y| y.2.cmp(&x.2).then(x.0.cmp(y.0)).then(x.1.cmp(y.1)));
+        pairs.truncate(engram_observer::finalize::TOP_PAIRS * 5);
+        let errors: Vec<ErrorRow> = pad
+            .errors
+            .values()
+            .filter(|e| !e.signature.is_empty())
+            .map(|e| {
+                let resolved = e.resolved_step.map(|step| {
+                    let files: Vec<&str> = e
+                        .fixed_by
+                        .iter()
+                        .filter_map(|&f| pad.file(f))
+                        .map(|f| f.path.as_str())
+                        .collect();
+                    if files.is_empty() {
+                        format!("passed at step {step}")
+                    } else {
+                        format!("passed at step {step} after editing {}", files.join(", "))
+                    }
+                });
+                (
+                    stable_hash(&format!(
+                        "{}|{}|{}",
+                        self.project_id(),
+                        e.subject,
+                        e.signature
+                    )),
+                    e.subject.as_str(),
+                    e.signature.as_str(),
+                    e.line.as_str(),
+                    e.count,
+                    resolved,
+                )
+            })
+            .collect();
+        let statement = |sql: &str, params: Vec<Value>| Statement::with_params(sql, params);
+        vec![
+            statement(
+                sql::INSERT_SESSION,
+                vec![
+                    project.clone(),
+                    session.clone(),
+                    Value::from(outcome.as_str()),
+                    Value::Integer(i64::from(pad.step)),
+                    Value::Integer(i64::try_from(pad.events).unwrap_or(i64::MAX)),
+                    Value::Integer(promoted as i64),
+                    now.clone(),
+                ],
+            ),
+            statement(
+                sql::UPSERT_SIGNAL_COUNTS,
+                vec![
+                    project.clone(),
+                    json(&observed),
+                    session.clone(),
+                    now.clone(),
+                ],
+            ),
+            statement(
+                sql::UPSERT_FILE_NODES,
+                vec![project.clone(), json(&files), now.clone()],
+            ),
+            statement(
+                sql::UPSERT_CO_ACCESS,
+                vec![project.clone(), json(&pairs), now.clone()],
+            ),
+            statement(
+                sql::UPSERT_ERRORS,
+                vec![project.clone(), json(&errors), session.clone(), now],
+            ),
+            statement(sql::UPSERT_MODULES, vec![project.clone(), json(&modules)]),
+            statement(sql::DELETE_CHECKPOINT, vec![session, project]),
+        ]
+    }
+}
+
+/// The modules a session worked in (files it did not create itself).
+fn session_modules(pad: &Scratchpad) -> Vec<String> {
+    let mut modules: Vec<String> = pad
+        .files
+        .iter()
+        .filter(|f| !f.created)
+        .map(|f| module_of(&f.path).to_owned())
+        .collect();
+    modules.sort();
+    modules.dedup();
+    modules
+}
+
+/// One error pattern row: id, subject, fingerprint, line, count, how it was resolved.
+type ErrorRow<'a> = (String, &'a str, &'a str, &'a str, u32, Option<String>);
+
+fn json<T: Serialize + ?Sized>(value: &T) -> Value {
+    Value::from(serde_json::to_string(value).unwrap_or_else(|_| "[]".to_owned()))
+}
+
+fn prior_from(
+    counts: &Rows,
+    promoted_tags: &Rows,
+    module_counts: &Rows,
+    rejections: &Rows,
+    keys: &[&str],
+    tags: &[String],
+) -> Result<Prior, EngramError> {
+    let mut prior = Prior::default();
+    for row in &counts.rows {
+        let key = cell(row, 0)?.as_text("key")?.to_owned();
+        prior
+            .sessions
+            .insert(key.clone(), count(cell(row, 1)?.as_i64("sessions")?));
+        prior
+            .occurrences
+            .insert(key, count(cell(row, 2)?.as_i64("occurrences")?));
+    }
+    let by_tag: HashMap<&str, &str> = tags
+        .iter()
+        .map(String::as_str)
+        .zip(keys.iter().copied())
+        .collect();
+    for row in &promoted_tags.rows {
+        if let Some(key) = by_tag.get(cell(row, 0)?.as_text("tag")?) {
+            prior.promoted.insert((*key).to_owned());
+        }
+    }
+    for row in &module_counts.rows {
+        prior.module_sessions.insert(
+            cell(row, 0)?.as_text("module")?.to_owned(),
+            count(cell(row, 1)?.as_i64("count")?),
+        );
+    }
+    for row in &rejections.rows {
+        let Some(class) = cell(row, 0)?.as_opt_text("class")? else {
+            continue;
+        };
+        let total = cell(row, 1)?.as_i64("count")?;
+        let forgotten = cell(row, 2)?.as_f64("forgotten")?;
+        // Only a class with enough reviewed memories has a measured false-positive rate.
+        if total >= 5 {
+            if let Some(class) = SignalClass::ALL.into_iter().find(|c| c.as_str() == class) {
+                prior
+                    .false_positive_rate
+                    .insert(class, forgotten / total as f64);
+            }
+        }
+    }
+    Ok(prior)
+}
+
+fn cell(row: &[Value], index: usize) -> Result<&Value, EngramError> {
+    row.get(index).ok_or_else(|| {
+        StoreError::Decode(format!("observer statistics row has no column {index}")).into()
+    })
+}
+
+fn count(value: i64) -> u32 {
+    u32::try_from(value.max(0)).unwrap_or(u32::MAX)
+}
+
+/// A templated module summary at a session threshold: the module's hottest files of this
+/// session with the sessions each was seen in.
+fn module_summary(pad: &Scratchpad, module: &str, sessions: u32, prior: &Prior) -> NewMemory {
+    let files: Vec<(String, u32)> = pad
+        .hot_files(20)
+        .into_iter()
+        .filter(|h| module_of(&h.path) == module)
+        .map(|h| {
+            let seen = prior
+                .sessions
+                .get(&format!("file:{}", h.path))
+                .copied()
+                .unwrap_or(0)
+                + 1;
+            (h.path, seen)
+        })
+        .take(5)
+        .collect();
+    let listed: Vec<String> = files
+        .iter()
+        .map(|(p, n)| format!("`{p}` ({n} sessions)"))
+        .collect();
+    let content = format!(
+        "Module `{module}` after {sessions} observed sessions: the files work there keeps coming back to are {}.",
+        if listed.is_empty() { "not yet clear".to_owned() } else { listed.join(", ") }
+    );
+    NewMemory {
+        confidence: 0.6,
+        tags: vec![
+            "threshold_synthesis".to_owned(),
+            observer_tag(&format!("synth:{module}:{sessions}")),
+        ],
+        related_files: files.into_iter().map(|(p, _)| p).collect(),
+        related_modules: vec![module.to_owned()],
+        source: MemorySource::ObserverInferred,
+        session_id: Some(pad.session_id.clone()),
+        provenance_session_ids: vec![pad.session_id.clone()],
+        flags: TrustFlags {
+            needs_review: true,
+            ..TrustFlags::default()
+        },
+        ..NewMemory::new(MemoryType::ModuleInsight, content)
+    }
+}
+
+/// One LLM call that rewrites the templated memories as short, specific sentences. The
+/// answer must be a JSON array of strings, one per memory in order; anything else keeps the
+/// templates. Returns whether the rewrite was used.
+async fn rewrite_with_llm(llm: &dyn crate::Generate, memories: &mut [NewMemory]) -> bool {
+    let mut prompt = String::from(
+        "Rewrite each observation about a codebase as one or two specific sentences a coding agent \
+can act on. Keep every file name, command and error text. Answer with only a JSON array of \
+strings, one per observation, in order.\n\n",
+    );
+    for (i, m) in memories.iter().enumerate() {
+        prompt.push_str(&format!(
+            "{}. [{}] {}\n",
+            i + 1,
+            m.memory_type.as_str(),
+            m.content
+        ));
+    }
+    let Ok(answer) = llm.generate(&prompt, 120 * memories.len() as u32).await else {
+        return false;
+    };
+    let start = answer.find('[');
+    let end = answer.rfind(']');
+    let Some(rewritten) = start
+        .zip(end)
+        .filter(|(s, e)| s < e)
+        .and_then(|(s, e)| serde_json::from_str::<Vec<String>>(&answer[s..=e]).ok())
+    else {
+        return false;
+    };
+    if rewritten.len() != memories.len() || rewritten.iter().any(|t| t.trim().is_empty()) {
+        return false;
+    }
+    for (memory, text) in memories.iter_mut().zip(rewritten) {
+        memory.content = text.trim().chars().take(2000).collect();
+    }
+    true
+}

@@ -1,0 +1,93 @@
+//! The observer's SQL: prior statistics read in one pipeline, updates written with the
+//! promoted memories in one transaction. Lists travel as one JSON parameter each.
+
+/// `?1` project, `?2` session id: whether the session was finalized before.
+pub const SESSION_SEEN: &str =
+    "SELECT 1 FROM observer_sessions WHERE project_id = ?1 AND session_id = ?2";
+
+/// `?1` project, `?2` JSON array of keys: sessions and occurrences so far.
+pub const SIGNAL_COUNTS: &str = "SELECT key, sessions, occurrences FROM observer_signal_counts \
+WHERE project_id = ?1 AND key IN (SELECT value FROM json_each(?2))";
+
+/// `?1` project, `?2` JSON array of observer tags: those carried by live memories.
+pub const PROMOTED_TAGS: &str = "SELECT DISTINCT t.value FROM memories m, json_each(m.tags) t \
+WHERE m.project_id = ?1 AND m.deprecated = 0 AND m.source = 'observer_inferred' \
+AND t.value IN (SELECT value FROM json_each(?2))";
+
+/// `?1` project, `?2` JSON array of modules: sessions recorded per module.
+pub const MODULE_COUNTS: &str = "SELECT module, count FROM observer_module_session_counts \
+WHERE project_id = ?1 AND module IN (SELECT value FROM json_each(?2))";
+
+/// `?1` project: per signal class (first tag), observer memories and how many were forgotten.
+pub const CLASS_REJECTIONS: &str = "SELECT json_extract(tags, '$[0]') AS class, count(*), \
+sum(deprecated) FROM memories WHERE project_id = ?1 AND source = 'observer_inferred' GROUP BY class";
+
+/// `?1` project, `?2` session, `?3` outcome, `?4` steps, `?5` events, `?6` promoted, `?7` now.
+pub const INSERT_SESSION: &str = "INSERT INTO observer_sessions \
+(project_id, session_id, outcome, steps, events, promoted, finalized_at) \
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+/// `?1` project, `?2` JSON `[[key, count], …]`, `?3` session, `?4` now.
+pub const UPSERT_SIGNAL_COUNTS: &str = "INSERT INTO observer_signal_counts \
+(project_id, key, sessions, occurrences, last_session_id, updated_at) \
+SELECT ?1, json_extract(value, '$[0]'), 1, json_extract(value, '$[1]'), ?3, ?4 FROM json_each(?2) WHERE true \
+ON CONFLICT (project_id, key) DO UPDATE SET sessions = sessions + 1, \
+occurrences = occurrences + excluded.occurrences, last_session_id = excluded.last_session_id, \
+updated_at = excluded.updated_at";
+
+/// `?1` project, `?2` JSON `[[path, accesses], …]`, `?3` now.
+pub const UPSERT_FILE_NODES: &str = "INSERT INTO observer_file_nodes \
+(file_path, project_id, access_count, last_accessed_at, session_count) \
+SELECT json_extract(value, '$[0]'), ?1, json_extract(value, '$[1]'), ?3, 1 FROM json_each(?2) WHERE true \
+ON CONFLICT (file_path, project_id) DO UPDATE SET access_count = access_count + excluded.access_count, \
+last_accessed_at = excluded.last_accessed_at, session_count = session_count + 1";
+
+/// `?1` project, `?2` JSON `[[file_a, file_b, count, a_first], …]` (a < b), `?3` now.
+/// The weight is the share of the project's observed sessions that showed the pair; the edge
+/// is directional when one file came first at least 80% of the time.
+pub const UPSERT_CO_ACCESS: &str = "INSERT INTO observer_co_access_edges \
+(file_a, file_b, project_id, weight, raw_count, session_count, directional, last_observed_at) \
+SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?1, \
+1.0 / max(1, (SELECT count(*) FROM observer_sessions WHERE project_id = ?1)), \
+json_extract(value, '$[2]'), 1, \
+CASE WHEN json_extract(value, '$[3]') * 5 >= json_extract(value, '$[2]') * 4 \
+  OR json_extract(value, '$[3]') * 5 <= json_extract(value, '$[2]') THEN 1 ELSE 0 END, ?3 \
+FROM json_each(?2) WHERE true \
+ON CONFLICT (file_a, file_b, project_id) DO UPDATE SET raw_count = raw_count + excluded.raw_count, \
+session_count = session_count + 1, \
+weight = min(1.0, (session_count + 1) * 1.0 / max(1, (SELECT count(*) FROM observer_sessions WHERE project_id = ?1))), \
+directional = directional AND excluded.directional, last_observed_at = excluded.last_observed_at";
+
+/// `?1` project, `?2` JSON `[[id, subject, fingerprint, line, count, resolved_how], …]`,
+/// `?3` session, `?4` now.
+pub const UPSERT_ERRORS: &str = "INSERT INTO observer_error_patterns \
+(id, project_id, tool_name, error_fingerprint, error_message, occurrence_count, last_seen_at, resolved_how, sessions) \
+SELECT json_extract(value, '$[0]'), ?1, json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
+json_extract(value, '$[3]'), json_extract(value, '$[4]'), ?4, json_extract(value, '$[5]'), json_array(?3) \
+FROM json_each(?2) WHERE true \
+ON CONFLICT (id) DO UPDATE SET occurrence_count = occurrence_count + excluded.occurrence_count, \
+last_seen_at = excluded.last_seen_at, resolved_how = coalesce(excluded.resolved_how, resolved_how), \
+sessions = json_insert(sessions, '$[#]', ?3)";
+
+/// `?1` project, `?2` JSON array of modules.
+pub const UPSERT_MODULES: &str =
+    "INSERT INTO observer_module_session_counts (module, project_id, count) \
+SELECT value, ?1, 1 FROM json_each(?2) WHERE true \
+ON CONFLICT (module, project_id) DO UPDATE SET count = count + 1";
+
+/// `?1` module, `?2` project, `?3` trigger count, `?4` now (ms), `?5` memories.
+pub const INSERT_SYNTHESIS: &str = "INSERT OR IGNORE INTO observer_synthesis_log \
+(module, project_id, trigger_count, synthesized_at, memories_generated) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/// `?1` session, `?2` project, `?3` state, `?4` step, `?5` now.
+pub const SAVE_CHECKPOINT: &str = "INSERT INTO observer_scratchpad_checkpoints \
+(session_id, project_id, state, step, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, step = excluded.step, updated_at = excluded.updated_at";
+
+/// `?1` project: every checkpoint.
+pub const LIST_CHECKPOINTS: &str = "SELECT session_id, state FROM observer_scratchpad_checkpoints \
+WHERE project_id = ?1 ORDER BY updated_at, session_id";
+
+/// `?1` session, `?2` project.
+pub const DELETE_CHECKPOINT: &str =
+    "DELETE FROM observer_scratchpad_checkpoints WHERE session_id = ?1 AND project_id = ?2";
