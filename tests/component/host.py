@@ -54,7 +54,7 @@ class ComponentHost:
         if api is None:
             raise RuntimeError("component does not export engram:memory/api@0.1.0")
         self.funcs = {}
-        for name in ["chunk-file", "code-graph"]:
+        for name in ["chunk-file", "code-graph", "parse-transcript"]:
             index = self.instance.get_export_index(self.store, name, api)
             self.funcs[name] = self.instance.get_func(self.store, index)
         for name in ["[static]engram.open", "[static]engram.open-with-model",
@@ -62,7 +62,10 @@ class ComponentHost:
                      "[method]engram.get", "[method]engram.forget", "[method]engram.embed-pending",
                      "[method]engram.index-files", "[method]engram.analyze-impact",
                      "[method]engram.dependencies", "[method]engram.neighbours",
-                     "[method]engram.mark-stale",
+                     "[method]engram.mark-stale", "[method]engram.checkpoint-session",
+                     "[method]engram.finalize-session", "[method]engram.recover-sessions",
+                     "[static]session.start", "[method]session.observe",
+                     "[method]session.observe-many", "[method]session.hot-files",
                      "[static]model.load", "[static]model.load-dir", "[method]model.id", "[method]model.dims",
                      "[method]model.embed"]:
             index = self.instance.get_export_index(self.store, name, api)
@@ -86,6 +89,12 @@ class ComponentHost:
 
     def code_graph(self, files):
         return json.loads(self.funcs["code-graph"](self.store, [_source_file(f) for f in files]))
+
+    def parse_transcript(self, text):
+        return json.loads(self.call("parse-transcript", text))
+
+    def start_session(self, session_id, kind=None, roots=()):
+        return ComponentSession(self, self.call("[static]session.start", session_id, kind, list(roots)))
 
     def load_model_dir(self, path: str):
         return ComponentModel(self, self.call("[static]model.load-dir", path))
@@ -111,6 +120,23 @@ class ComponentModel:
 
     def embed(self, texts):
         return self.host.call("[method]model.embed", self.handle, list(texts))
+
+
+class ComponentSession:
+    """An observed agent session inside the component."""
+
+    def __init__(self, host, handle):
+        self.host = host
+        self.handle = handle
+
+    def observe(self, event):
+        self.host.call("[method]session.observe", self.handle, json.dumps(event))
+
+    def observe_many(self, events):
+        return self.host.call("[method]session.observe-many", self.handle, json.dumps(events))
+
+    def hot_files(self, n):
+        return json.loads(self.host.funcs["[method]session.hot-files"](self.host.store, self.handle, n))
 
 
 class ComponentEngram:
@@ -155,6 +181,15 @@ class ComponentEngram:
 
     def mark_stale(self, paths):
         return self.host.call("[method]engram.mark-stale", self.handle, list(paths))
+
+    def checkpoint_session(self, session):
+        self.host.call("[method]engram.checkpoint-session", self.handle, session.handle)
+
+    def finalize_session(self, session, outcome):
+        return json.loads(self.host.call("[method]engram.finalize-session", self.handle, session.handle, outcome))
+
+    def recover_sessions(self):
+        return json.loads(self.host.call("[method]engram.recover-sessions", self.handle))
 
     def embed_pending(self, batch):
         return json.loads(self.host.call("[method]engram.embed-pending", self.handle, batch))

@@ -362,6 +362,11 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
         Command::Observe(observe::ObserveCommand::Recover) => {
             observe::recover(&engram, json).await?
         }
+        Command::Observe(observe::ObserveCommand::Bootstrap {
+            repo,
+            git_log,
+            commits,
+        }) => observe::bootstrap(&engram, &repo, git_log.as_deref(), commits, json).await?,
         Command::Impact { target, depth } => {
             code::impact(&engram.analyze_impact(&target, depth).await?, json)
         }

@@ -19,6 +19,19 @@ pub enum ObserveCommand {
     Replay(ReplayArgs),
     /// Finalize, as cancelled, sessions that were checkpointed and never finished.
     Recover,
+    /// Seed co-access statistics from the repository's history (files changed together),
+    /// so the first agent sessions can confirm couplings instead of starting cold.
+    Bootstrap {
+        /// The repository (runs `git log --name-only` there).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// Read this saved `git log --name-only --format=commit:%H` output instead.
+        #[arg(long)]
+        git_log: Option<PathBuf>,
+        /// Most recent commits to read.
+        #[arg(long, default_value_t = 1000)]
+        commits: u32,
+    },
 }
 
 /// Options of `engram observe replay`.
@@ -235,6 +248,44 @@ fn print_report(replayed: &Replayed, all_discarded: bool) {
         let text: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
         say!("  discarded: {} (--discarded lists them)", text.join(", "));
     }
+}
+
+/// `engram observe bootstrap`.
+pub async fn bootstrap<D: Database>(
+    engram: &Engram<D>,
+    repo: &Path,
+    git_log: Option<&Path>,
+    commits: u32,
+    json: bool,
+) -> Result<(), CliError> {
+    let log = match git_log {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?,
+        None => {
+            let output = std::process::Command::new("git")
+                .arg("-C")
+                .arg(repo)
+                .args(["log", "--no-merges", "--name-only", "--format=commit:%H"])
+                .arg(format!("-n{commits}"))
+                .output()
+                .map_err(|e| CliError::Usage(format!("cannot run git: {e}")))?;
+            if !output.status.success() {
+                return Err(CliError::Usage(format!(
+                    "git log failed in {}: {}",
+                    repo.display(),
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )));
+            }
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        }
+    };
+    let pairs = engram.bootstrap_from_git_log(&log).await?;
+    if json {
+        say!("{}", serde_json::json!({ "pairs": pairs }));
+    } else {
+        say!("recorded {pairs} co-commit pairs");
+    }
+    Ok(())
 }
 
 /// `engram observe recover`.

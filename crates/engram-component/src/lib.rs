@@ -24,13 +24,20 @@ wit_bindgen::generate!({
 
 use crate::engram::memory::types::Violation;
 use exports::engram::memory::api::{Error, IndexOptions, Options, SourceFile};
-use exports::engram::memory::api::{Guest, GuestEngram, GuestModel, ModelBorrow};
+use exports::engram::memory::api::{
+    Guest, GuestEngram, GuestModel, GuestSession, ModelBorrow, SessionBorrow,
+};
 
 struct Component;
 
 /// One open engram.
 pub struct EngramResource {
     inner: Engram<HranaClient<http::WasiHttpTransport>>,
+}
+
+/// One agent session under observation.
+pub struct SessionResource {
+    pad: std::cell::RefCell<::engram::observer::Scratchpad>,
 }
 
 /// One loaded embedding model, shareable by several engrams.
@@ -41,6 +48,13 @@ pub struct ModelResource {
 impl Guest for Component {
     type Engram = EngramResource;
     type Model = ModelResource;
+    type Session = SessionResource;
+
+    fn parse_transcript(text: String) -> Result<String, Error> {
+        let session = ::engram::observer::transcript::parse(&text)
+            .map_err(|e| invalid("text", &e.to_string()))?;
+        to_json(&session)
+    }
 
     fn chunk_file(path: String, source: String, max_chars: Option<u32>) -> String {
         let mut options = engram_code::ChunkOptions::default();
@@ -194,6 +208,88 @@ impl GuestEngram for EngramResource {
 
     fn forget(&self, id: String) -> Result<bool, Error> {
         run(self.inner.forget(&id))
+    }
+
+    fn checkpoint_session(&self, session: SessionBorrow<'_>) -> Result<(), Error> {
+        let pad = session.get::<SessionResource>().pad.borrow().clone();
+        run(self.inner.checkpoint_session(&pad))
+    }
+
+    fn finalize_session(
+        &self,
+        session: SessionBorrow<'_>,
+        outcome: String,
+    ) -> Result<String, Error> {
+        let outcome: ::engram::observer::Outcome =
+            serde_json::from_value(serde_json::Value::String(outcome.clone())).map_err(|_| {
+                invalid(
+                    "outcome",
+                    &format!("unknown outcome {outcome:?}; success, failure or cancelled"),
+                )
+            })?;
+        let pad = session.get::<SessionResource>().pad.borrow().clone();
+        to_json(&run(self.inner.finalize_session(&pad, outcome))?)
+    }
+
+    fn recover_sessions(&self) -> Result<String, Error> {
+        to_json(&run(self.inner.recover_sessions())?)
+    }
+}
+
+impl GuestSession for SessionResource {
+    fn start(
+        session_id: String,
+        kind: Option<String>,
+        roots: Vec<String>,
+    ) -> Result<exports::engram::memory::api::Session, Error> {
+        use ::engram::observer::{PathNormalizer, Scratchpad, SessionKind};
+        let kind = match kind {
+            None => SessionKind::Build,
+            Some(kind) => serde_json::from_value(serde_json::Value::String(kind.clone()))
+                .map_err(|_| invalid("kind", &format!("unknown session kind {kind:?}")))?,
+        };
+        if session_id.trim().is_empty() {
+            return Err(invalid("session-id", "must not be empty"));
+        }
+        let pad = Scratchpad::new(session_id, kind, PathNormalizer::new(roots));
+        Ok(exports::engram::memory::api::Session::new(
+            SessionResource {
+                pad: std::cell::RefCell::new(pad),
+            },
+        ))
+    }
+
+    fn observe(&self, event_json: String) -> Result<(), Error> {
+        let event: ::engram::observer::Event = serde_json::from_str(&event_json)
+            .map_err(|e| invalid("event", &format!("invalid event: {e}")))?;
+        self.pad.borrow_mut().observe(&event);
+        Ok(())
+    }
+
+    fn observe_many(&self, events_json: String) -> Result<u32, Error> {
+        let events: Vec<::engram::observer::Event> = serde_json::from_str(&events_json)
+            .map_err(|e| invalid("events", &format!("invalid events: {e}")))?;
+        let mut pad = self.pad.borrow_mut();
+        for event in &events {
+            pad.observe(event);
+        }
+        Ok(u32::try_from(events.len()).unwrap_or(u32::MAX))
+    }
+
+    fn hot_files(&self, n: u32) -> String {
+        serde_json::to_string(&self.pad.borrow().hot_files(n as usize))
+            .unwrap_or_else(|_| "[]".into())
+    }
+}
+
+fn invalid(field: &str, message: &str) -> Error {
+    Error {
+        code: "invalid_input".into(),
+        message: message.to_owned(),
+        violations: vec![Violation {
+            field: field.to_owned(),
+            problem: message.to_owned(),
+        }],
     }
 }
 

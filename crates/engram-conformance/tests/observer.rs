@@ -253,3 +253,53 @@ async fn secrets_in_tool_results_never_reach_stored_memories() {
     drop(db);
     let _ = std::fs::remove_file(path);
 }
+
+#[tokio::test]
+async fn a_git_log_bootstraps_co_access_so_one_session_confirms_it() {
+    let path = temp_db("observer-git");
+    let db = LocalDatabase::open(path.to_str().unwrap())
+        .await
+        .expect("open");
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .expect("engram");
+    let sha = |c: char| c.to_string().repeat(40);
+    let log = format!(
+        "commit:{}\n\nsrc/auth/session.py\nsrc/auth/tokens.py\n\ncommit:{}\n\nsrc/auth/session.py\nsrc/auth/tokens.py\nREADME.md\n\ncommit:{}\n\nsrc/auth/session.py\nsrc/auth/tokens.py\n",
+        sha('a'),
+        sha('b'),
+        sha('c')
+    );
+    assert_eq!(
+        engram
+            .bootstrap_from_git_log(&log)
+            .await
+            .expect("bootstrap"),
+        3
+    );
+    assert_eq!(count(&db, "SELECT raw_count FROM observer_co_access_edges WHERE file_a = 'src/auth/session.py' AND file_b = 'src/auth/tokens.py'").await, 3);
+    // Three co-commits count as two sessions (one short of the minimum of three): the first
+    // agent session showing the pair promotes it.
+    let report = engram
+        .finalize_session(&typical("first"), Outcome::Success)
+        .await
+        .expect("finalize");
+    assert!(
+        report
+            .promoted
+            .iter()
+            .any(|m| m.signal == Some(engram::observer::SignalClass::CoAccess)),
+        "{:#?}",
+        report.discarded
+    );
+    assert_eq!(
+        engram
+            .bootstrap_from_git_log("no commits here")
+            .await
+            .expect("empty"),
+        0
+    );
+    drop(engram);
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}

@@ -4,31 +4,33 @@
 /// addresses, quoted values and paths do not make the same error look new; at most 160
 /// characters. Empty output gives an empty fingerprint.
 pub fn error_signature(output: &str) -> String {
-    let lines: Vec<&str> = output
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let named = lines.iter().rev().find(|line| names_failure(line));
-    let line = named.or_else(|| lines.first()).copied().unwrap_or("");
-    normalize(line)
+    normalize(failure_line(output))
 }
 
-/// The first line naming the failure, unnormalized (for templates), at most 200 characters.
+/// The line naming the failure, unnormalized (for templates), at most 200 characters.
 pub fn error_line(output: &str) -> String {
-    let lines: Vec<&str> = output
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let line = lines
+    failure_line(output).chars().take(200).collect()
+}
+
+/// The last line naming an exception or error outright; else the first line mentioning an
+/// error, a failure or an assertion; else the first line.
+fn failure_line(output: &str) -> &str {
+    let lines = meaningful_lines(output);
+    if let Some(line) = lines.iter().rev().find(|line| names_failure(line)) {
+        return line;
+    }
+    let mentions = |line: &&&str| {
+        let lower = line.to_ascii_lowercase();
+        ["error", "fail", "assert", "exception", "panic"]
+            .iter()
+            .any(|w| lower.contains(w))
+    };
+    lines
         .iter()
-        .rev()
-        .find(|line| names_failure(line))
+        .find(mentions)
         .or_else(|| lines.first())
         .copied()
-        .unwrap_or("");
-    line.chars().take(200).collect()
+        .unwrap_or("")
 }
 
 /// Non-empty lines, without the runner's own `Exit code N` banner.
@@ -127,6 +129,8 @@ mod tests {
             error_signature("TypeError: bad operand")
         );
         assert_eq!(error_signature(""), "");
+        let exunit = "Exit code 2\nRunning ExUnit with seed: 1\n\n  1) test mount (AppTest)\n     Assertion with == failed\n";
+        assert_eq!(error_line(exunit), "Assertion with == failed");
         assert_eq!(stable_hash("a"), stable_hash("a"));
         assert_ne!(stable_hash("a"), stable_hash("b"));
     }

@@ -39,6 +39,7 @@ pub mod action;
 pub mod event;
 pub mod finalize;
 pub mod fingerprint;
+pub mod git;
 pub mod hot;
 pub mod language;
 mod merge;

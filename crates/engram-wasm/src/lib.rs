@@ -15,6 +15,7 @@ mod errors;
 mod host;
 #[cfg(feature = "static-embedder")]
 mod model;
+mod observer;
 mod remote;
 pub mod transport;
 mod types;

@@ -208,6 +208,30 @@ export type CreateMemoryOptions =
   | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions };
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
+export type SessionKind = "build" | "insights" | "roadmap" | "terminal" | "changelog" | "spec_creation" | "pr_review";
+export type SessionOutcome = "success" | "failure" | "cancelled";
+export interface StartSessionOptions { sessionId: string; kind?: SessionKind; roots?: string[]; }
+export type ObserverEvent =
+  | { type: "tool_call"; step: number; id?: string; tool: string; input?: unknown; atMs?: number }
+  | { type: "tool_result"; step: number; id?: string; output?: string; isError?: boolean }
+  | { type: "reasoning"; step: number; text: string }
+  | { type: "step_complete"; step: number; inputTokens?: number }
+  | { type: "session_complete"; outcome: SessionOutcome };
+export interface HotFile { path: string; score: number; reads: number; edits: number; }
+export interface PromotedMemory {
+  id: string; signal: string | null; type: MemoryType; confidence: number; content: string;
+  evidenceSteps: number[]; evidence: number; files: string[]; contaminated: boolean;
+}
+export interface DiscardedObservation { class: string; key: string; reason: string; }
+export interface SessionReport {
+  sessionId: string; outcome: SessionOutcome; events: number; hotFiles: HotFile[];
+  promoted: PromotedMemory[]; discarded: DiscardedObservation[];
+  alreadyFinalized: boolean; synthesizedByLlm: boolean;
+}
+export interface ParsedTranscript {
+  id: string; format: "claude-code" | "mini-swe-agent"; roots: string[];
+  events: ObserverEvent[]; outcome: SessionOutcome | null; skipped: string[];
+}
 export interface EngramError extends Error {
   code: "invalid_input" | "unauthorized" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable";
   violations: { field: string; problem: string }[];

@@ -131,6 +131,45 @@ impl<D: Database> Engram<D> {
         Ok(reports)
     }
 
+    /// Seeds the co-access statistics from a git log the host supplies (`git log
+    /// --name-only --format=commit:%H`): files changed in the same commits get co-access
+    /// edges, and each pair's commits count toward the co-access frequency filter, at most
+    /// one session short of its minimum so that a real agent session still has to confirm
+    /// it. Returns the number of pairs recorded. Run it once, on an empty history.
+    pub async fn bootstrap_from_git_log(&self, log: &str) -> Result<usize, EngramError> {
+        let pairs = engram_observer::git::co_commits(log);
+        if pairs.is_empty() {
+            return Ok(0);
+        }
+        let cap = SignalClass::CoAccess
+            .profile()
+            .min_sessions
+            .saturating_sub(1);
+        let now = Value::from(rfc3339_from_millis(self.host.clock.now_millis()));
+        let project = Value::from(self.project_id());
+        let edges: Vec<(&str, &str, u32)> = pairs
+            .iter()
+            .map(|(a, b, n)| (a.as_str(), b.as_str(), *n))
+            .collect();
+        let counts: Vec<(String, u32)> = pairs
+            .iter()
+            .map(|(a, b, n)| (format!("co:{a}|{b}"), (*n).min(cap)))
+            .collect();
+        self.db
+            .transaction(&[
+                Statement::with_params(
+                    sql::SEED_CO_ACCESS,
+                    vec![project.clone(), json(&edges), now.clone()],
+                ),
+                Statement::with_params(
+                    sql::SEED_SIGNAL_COUNTS,
+                    vec![project, json(&counts), Value::from("git-log"), now],
+                ),
+            ])
+            .await?;
+        Ok(pairs.len())
+    }
+
     /// Ends a session: looks up what earlier sessions showed, runs the promotion filters,
     /// lets the host LLM (if any, one call) rewrite the surviving memories, and stores them
     /// with the updated cross-session statistics in one transaction. Finalizing the same

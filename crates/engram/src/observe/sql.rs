@@ -35,6 +35,27 @@ ON CONFLICT (project_id, key) DO UPDATE SET sessions = sessions + 1, \
 occurrences = occurrences + excluded.occurrences, last_session_id = excluded.last_session_id, \
 updated_at = excluded.updated_at";
 
+/// `?1` project, `?2` JSON `[[key, sessions], …]`, `?3` source, `?4` now: evidence from
+/// outside agent sessions (a git log), raising each key's sessions to at least the given
+/// count.
+pub const SEED_SIGNAL_COUNTS: &str = "INSERT INTO observer_signal_counts \
+(project_id, key, sessions, occurrences, last_session_id, updated_at) \
+SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[1]'), ?3, ?4 \
+FROM json_each(?2) WHERE true \
+ON CONFLICT (project_id, key) DO UPDATE SET sessions = max(sessions, excluded.sessions), \
+occurrences = max(occurrences, excluded.occurrences), updated_at = excluded.updated_at";
+
+/// `?1` project, `?2` JSON `[[file_a, file_b, commits], …]`, `?3` now: co-commit edges from a
+/// git log; agent sessions stay 0, the commits go to `raw_count` and the `git` entry of the
+/// breakdown.
+pub const SEED_CO_ACCESS: &str = "INSERT INTO observer_co_access_edges \
+(file_a, file_b, project_id, weight, raw_count, session_count, directional, task_type_breakdown, last_observed_at) \
+SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?1, 0.0, json_extract(value, '$[2]'), 0, 0, \
+json_object('git', json_extract(value, '$[2]')), ?3 FROM json_each(?2) WHERE true \
+ON CONFLICT (file_a, file_b, project_id) DO UPDATE SET raw_count = raw_count + excluded.raw_count, \
+task_type_breakdown = json_set(task_type_breakdown, '$.git', \
+  coalesce(json_extract(task_type_breakdown, '$.git'), 0) + excluded.raw_count)";
+
 /// `?1` project, `?2` JSON `[[path, accesses], …]`, `?3` now.
 pub const UPSERT_FILE_NODES: &str = "INSERT INTO observer_file_nodes \
 (file_path, project_id, access_count, last_accessed_at, session_count) \
