@@ -38,6 +38,7 @@ for (const file of files) {
   } catch {}
 }
 const perEvent = [];
+const perText = [];
 const batchPerEvent = [];
 const finalize = [];
 for (let round = 0; round < 3; round++) {
@@ -52,6 +53,13 @@ for (let round = 0; round < 3; round++) {
     const start = process.hrtime.bigint();
     await session.finalize("success");
     if (round > 0) finalize.push(Number(process.hrtime.bigint() - start) / 1e6);
+    const texts = parsed.events.map((e) => JSON.stringify(e));
+    const asText = memory.startSession({ sessionId: `${parsed.id}#${i}-text`, roots: parsed.roots });
+    for (const text of texts) {
+      const start = process.hrtime.bigint();
+      asText.observe(text);
+      if (round > 0) perText.push(Number(process.hrtime.bigint() - start) / 1000);
+    }
     const batch = memory.startSession({ sessionId: `${parsed.id}#${i}-batch`, roots: parsed.roots });
     const json = JSON.stringify(parsed.events);
     const t0 = process.hrtime.bigint();
@@ -65,6 +73,7 @@ const mean = (v) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
 console.log(
   `${sessions.length} sessions, ${perEvent.length} events timed: observe(object) mean ${mean(perEvent).toFixed(2)} µs, ` +
     `p50 ${pct(perEvent, 0.5).toFixed(2)} µs, p99 ${pct(perEvent, 0.99).toFixed(2)} µs; ` +
+    `observe(JSON text) mean ${mean(perText).toFixed(2)} µs, p50 ${pct(perText, 0.5).toFixed(2)} µs, p99 ${pct(perText, 0.99).toFixed(2)} µs; ` +
     `observeJson mean ${mean(batchPerEvent).toFixed(2)} µs per event; ` +
     `finalize (in-wasm SQLite) mean ${mean(finalize).toFixed(2)} ms, p99 ${pct(finalize, 0.99).toFixed(2)} ms`,
 );

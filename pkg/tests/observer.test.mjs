@@ -71,6 +71,8 @@ test("bad events and options get typed errors", async () => {
   const session = memory.startSession({ sessionId: "x" });
   assert.throws(() => session.observe({ type: "teleport", step: 1 }), (e) => e.code === "invalid_input");
   assert.throws(() => session.observe("not an object"), (e) => e.code === "invalid_input");
+  session.observe(JSON.stringify({ type: "tool_call", step: 1, tool: "Read", input: { file_path: "src/a.py" } }));
+  assert.equal(session.hotFiles(1)[0].path, "src/a.py");
   await assert.rejects(session.finalize("maybe"), (e) => e.code === "invalid_input");
   assert.throws(() => engram.parseTranscript("plain text"), (e) => e.code === "invalid_input");
 });

@@ -303,3 +303,108 @@ async fn a_git_log_bootstraps_co_access_so_one_session_confirms_it() {
     drop(db);
     let _ = std::fs::remove_file(path);
 }
+
+/// Fake LLM standing in for a host model: answers with a fixed text, counting calls.
+struct FakeLlm {
+    answer: String,
+    calls: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl engram::Generate for FakeLlm {
+    fn generate<'a>(&'a self, prompt: &'a str, _max_tokens: u32) -> engram::GenerateFuture<'a> {
+        self.calls.set(self.calls.get() + 1);
+        let answer = if self.answer == "ECHO" {
+            // One rewritten sentence per numbered observation in the prompt.
+            let lines: Vec<String> = prompt
+                .lines()
+                .filter(|l| {
+                    l.split_once(". [")
+                        .is_some_and(|(n, _)| n.parse::<u32>().is_ok())
+                })
+                .map(|l| {
+                    format!(
+                        "Rewritten: {}",
+                        l.split_once("] ").map_or("", |(_, rest)| rest)
+                    )
+                })
+                .collect();
+            serde_json::to_string(&lines).unwrap()
+        } else {
+            self.answer.clone()
+        };
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+#[tokio::test]
+async fn a_host_llm_rewrites_promoted_memories_in_one_call_or_not_at_all() {
+    let failing_twice = || {
+        session(
+            "llm",
+            &[
+                (
+                    "python -m pytest tests/test_auth.py",
+                    "E   KeyError: 'ttl'",
+                    true,
+                ),
+                ("sed -i 's/a/b/' src/auth/tokens.py", "", false),
+                (
+                    "python -m pytest tests/test_auth.py",
+                    "E   KeyError: 'ttl'",
+                    true,
+                ),
+                ("sed -i 's/b/c/' src/auth/tokens.py", "", false),
+                ("python -m pytest tests/test_auth.py", "1 passed", false),
+            ],
+        )
+    };
+    for (answer, rewritten) in [
+        ("ECHO", true),
+        ("I cannot help with that.", false),
+        ("[1, 2]", false),
+        ("[\"\"]", false),
+    ] {
+        let path = temp_db("observer-llm");
+        let db = LocalDatabase::open(path.to_str().unwrap())
+            .await
+            .expect("open");
+        let calls = std::rc::Rc::new(std::cell::Cell::new(0));
+        let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+            .await
+            .expect("engram")
+            .with_llm(Box::new(FakeLlm {
+                answer: answer.into(),
+                calls: calls.clone(),
+            }));
+        let report = engram
+            .finalize_session(&failing_twice(), Outcome::Success)
+            .await
+            .expect("finalize");
+        assert_eq!(calls.get(), 1, "one call per session");
+        assert_eq!(report.synthesized_by_llm, rewritten);
+        assert!(!report.promoted.is_empty());
+        for memory in &report.promoted {
+            assert_eq!(
+                memory.content.starts_with("Rewritten: "),
+                rewritten,
+                "{}",
+                memory.content
+            );
+            let stored = engram.get(&memory.id).await.expect("get").expect("stored");
+            assert_eq!(stored.content, memory.content);
+        }
+        // A failed session makes no call.
+        let failed = engram
+            .finalize_session(
+                &session("failed", &[("cat a.py", "", false)]),
+                Outcome::Failure,
+            )
+            .await
+            .expect("failed");
+        assert!(failed.promoted.is_empty());
+        assert_eq!(calls.get(), 1);
+        drop(engram);
+        drop(db);
+        let _ = std::fs::remove_file(path);
+    }
+}

@@ -51,6 +51,36 @@ fn main() {
         .iter()
         .filter_map(|f| transcript::parse(&std::fs::read_to_string(f).ok()?).ok())
         .collect();
+    // Events as hosts send them: JSON text, parsed per event.
+    let json_events: Vec<Vec<String>> = sessions
+        .iter()
+        .map(|s| {
+            s.events
+                .iter()
+                .map(|e| serde_json::to_string(e).unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    let mut per_json_event = Vec::new();
+    for round in 0..2 {
+        for (session, events) in sessions.iter().zip(&json_events) {
+            let mut pad = Scratchpad::new(
+                session.id.clone(),
+                SessionKind::Build,
+                PathNormalizer::new(session.roots.clone()),
+            );
+            for text in events {
+                let start = Instant::now();
+                if let Ok(event) = serde_json::from_str::<engram_observer::Event>(text) {
+                    pad.observe(&event);
+                }
+                if round > 0 {
+                    per_json_event.push(start.elapsed().as_secs_f64() * 1e6);
+                }
+            }
+        }
+    }
+    per_json_event.sort_by(f64::total_cmp);
     let mut per_event = Vec::new();
     let mut finalize = Vec::new();
     for round in 0..3 {
@@ -78,6 +108,12 @@ fn main() {
     per_event.sort_by(f64::total_cmp);
     finalize.sort_by(f64::total_cmp);
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    println!(
+        "from JSON text (parse + observe): mean {:.2} µs, p50 {:.2} µs, p99 {:.2} µs",
+        per_json_event.iter().sum::<f64>() / per_json_event.len().max(1) as f64,
+        percentile(&per_json_event, 0.5),
+        percentile(&per_json_event, 0.99)
+    );
     println!(
         "{} sessions, {} events timed (2 rounds after a warm-up): observe mean {:.2} µs, p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs; finalize mean {:.3} ms, p99 {:.3} ms, max {:.3} ms",
         sessions.len(),

@@ -104,13 +104,19 @@ impl EngramHandle {
 #[wasm_bindgen(js_class = ObservedSession)]
 impl ObservedSession {
     /// Ingests one event (`{ type: "tool_call", step, tool, input, id? }`, `tool_result`,
-    /// `reasoning`, `step_complete`, `session_complete`). Synchronous; throws an
-    /// `invalid_input` error naming the problem for a malformed event.
+    /// `reasoning`, `step_complete`, `session_complete`), as an object or as its JSON text
+    /// (faster: about 3 µs less per call). Synchronous; throws an `invalid_input` error
+    /// naming the problem for a malformed event.
     pub fn observe(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ObserverEvent")] event: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ObserverEvent | string")] event: JsValue,
     ) -> Result<(), JsValue> {
-        let json = types::stringify(&event, "event")?;
+        // JSON text is read directly (the cheapest path across the boundary); an object is
+        // serialized first.
+        let json = match event.as_string() {
+            Some(text) => text,
+            None => types::stringify(&event, "event")?,
+        };
         let event: Event = serde_json::from_str(&json).map_err(|e| {
             js_error(
                 "invalid_input",
