@@ -93,3 +93,21 @@ test("parseTranscript reads a real trajectory and the session finds the gold fil
   const report = await session.finalize("success");
   assert.equal(report.sessionId, "psf__requests-1142");
 });
+
+test("parallel sessions merge with a quorum; triggers are reported", async () => {
+  const memory = await engram.createMemory({ local: true, projectId: "observer-merge" });
+  const a = typical(memory, "agent-a");
+  const b = typical(memory, "agent-b");
+  for (const [i, s] of [a, b].entries()) {
+    for (let step = 10; step < 13; step++) {
+      s.observe({ type: "tool_call", step, id: `g${i}${step}`, tool: "Grep", input: { pattern: "def refresh" } });
+    }
+  }
+  assert.deepEqual(a.triggers().map((t) => t.signal), ["repeated_grep"]);
+  const merged = engram.ObservedSession.merge("merged", [a, b]);
+  const report = await merged.finalize("success");
+  // Two agents agreeing pass the three-session threshold on the first session.
+  assert.ok(report.promoted.some((m) => m.signal === "co_access"), JSON.stringify(report.discarded));
+  assert.ok(report.promoted.some((m) => m.signal === "parallel_conflict"));
+  assert.deepEqual(report.triggers.map((t) => t.signal), ["repeated_grep"]);
+});

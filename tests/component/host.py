@@ -66,6 +66,7 @@ class ComponentHost:
                      "[method]engram.finalize-session", "[method]engram.recover-sessions",
                      "[static]session.start", "[method]session.observe",
                      "[method]session.observe-many", "[method]session.hot-files",
+                     "[method]session.triggers",
                      "[static]model.load", "[static]model.load-dir", "[method]model.id", "[method]model.dims",
                      "[method]model.embed"]:
             index = self.instance.get_export_index(self.store, name, api)
@@ -134,6 +135,9 @@ class ComponentSession:
 
     def observe_many(self, events):
         return self.host.call("[method]session.observe-many", self.handle, json.dumps(events))
+
+    def triggers(self):
+        return json.loads(self.host.funcs["[method]session.triggers"](self.host.store, self.handle))
 
     def hot_files(self, n):
         return json.loads(self.host.funcs["[method]session.hot-files"](self.host.store, self.handle, n))

@@ -78,3 +78,4 @@ def test_a_real_trajectory_finds_the_gold_file(host):  # noqa: F811
     session = host.start_session(parsed["id"], None, parsed["roots"])
     assert session.observe_many(parsed["events"]) == len(parsed["events"])
     assert session.hot_files(1)[0]["path"] == "requests/models.py"
+    assert all(t["step"] >= 1 for t in session.triggers())

@@ -220,6 +220,14 @@ fn print_report(replayed: &Replayed, all_discarded: bool) {
             hot.join(", ")
         }
     );
+    if !r.triggers.is_empty() {
+        let fired: Vec<String> = r
+            .triggers
+            .iter()
+            .map(|t| format!("{} at step {}", t.signal.as_str(), t.step))
+            .collect();
+        say!("  early triggers: {}", fired.join(", "));
+    }
     for m in &r.promoted {
         say!(
             "  + [{}] {} {:.2}{} evidence {} at steps {:?}: {}",

@@ -276,6 +276,10 @@ impl GuestSession for SessionResource {
         Ok(u32::try_from(events.len()).unwrap_or(u32::MAX))
     }
 
+    fn triggers(&self) -> String {
+        serde_json::to_string(&self.pad.borrow().triggers).unwrap_or_else(|_| "[]".into())
+    }
+
     fn hot_files(&self, n: u32) -> String {
         serde_json::to_string(&self.pad.borrow().hot_files(n as usize))
             .unwrap_or_else(|_| "[]".into())

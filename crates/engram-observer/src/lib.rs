@@ -54,5 +54,5 @@ pub use event::{Event, Outcome, SessionKind, ToolCall, ToolResult};
 pub use finalize::{observer_tag, Candidate, Discarded, Finalized, Observation, Prior};
 pub use hot::HotFile;
 pub use paths::PathNormalizer;
-pub use scratchpad::Scratchpad;
+pub use scratchpad::{Scratchpad, Trigger};
 pub use signal::{signal_value, SignalClass};

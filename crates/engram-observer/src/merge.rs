@@ -110,6 +110,16 @@ impl Scratchpad {
                 .import_chases
                 .extend(pad.import_chases.iter().map(|&(s, f)| (s, map[f as usize])));
             merged.token_spikes.extend(&pad.token_spikes);
+            for trigger in &pad.triggers {
+                match merged
+                    .triggers
+                    .iter_mut()
+                    .find(|t| t.signal == trigger.signal)
+                {
+                    Some(existing) => existing.step = existing.step.min(trigger.step),
+                    None => merged.triggers.push(*trigger),
+                }
+            }
             merged.external_step = match (merged.external_step, pad.external_step) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -120,7 +130,9 @@ impl Scratchpad {
             keys.sort();
             keys.dedup();
             for key in keys {
-                *merged.quorum.entry(key).or_default() += 1;
+                // A scratchpad that is itself a merge brings its own agents' count.
+                let agents = pad.quorum.get(&key).copied().unwrap_or(1);
+                *merged.quorum.entry(key).or_default() += agents;
             }
         }
         for file in &mut merged.files {

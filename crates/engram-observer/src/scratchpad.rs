@@ -11,6 +11,7 @@ use crate::event::{Event, Outcome, SessionKind, ToolCall, ToolResult};
 use crate::fingerprint::{error_line, error_signature};
 use crate::language::{self, Utterance};
 use crate::paths::{is_config, looks_like_file, PathNormalizer};
+use crate::signal::SignalClass;
 
 /// Files accessed within this many steps of each other are co-accessed.
 pub const CO_ACCESS_WINDOW: u32 = 3;
@@ -109,6 +110,19 @@ pub struct Lesson {
     pub file: Option<FileId>,
 }
 
+/// An early trigger: something in the session worth acting on before it ends (a host may
+/// checkpoint, or surface it to the agent).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trigger {
+    /// The signal class that fired.
+    pub signal: SignalClass,
+    /// The step it fired at.
+    pub step: u32,
+    /// Its priority (seeds 000 §4).
+    pub priority: f64,
+}
+
 /// What a pending tool call was about, kept until its result arrives.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -172,6 +186,15 @@ pub struct Scratchpad {
     gap_sum_ms: u64,
     #[serde(default)]
     gaps: u64,
+    /// Early triggers that fired, in order (each class at most once).
+    #[serde(default)]
+    pub triggers: Vec<Trigger>,
+    #[serde(default)]
+    max_search_count: u32,
+    #[serde(default)]
+    edited_files: u32,
+    #[serde(default)]
+    config_edited: bool,
     /// For merged scratchpads: how many parallel agents showed each observation key.
     #[serde(default)]
     pub quorum: HashMap<String, u32>,
@@ -221,6 +244,10 @@ impl Scratchpad {
             last_call_ms: None,
             gap_sum_ms: 0,
             gaps: 0,
+            triggers: Vec::new(),
+            max_search_count: 0,
+            edited_files: 0,
+            config_edited: false,
             quorum: HashMap::new(),
             conflicts: Vec::new(),
             token_sum: 0,
@@ -304,6 +331,39 @@ impl Scratchpad {
             }
             Event::SessionComplete { outcome } => self.outcome = Some(*outcome),
         }
+        self.check_triggers();
+    }
+
+    /// Fires the in-session early triggers of seeds 000 §4 (each once): a self-correction,
+    /// a search repeated three times, a config file edited with two or more other files,
+    /// two distinct error fingerprints. Constant time.
+    fn check_triggers(&mut self) {
+        if self.triggers.len() == 4 {
+            return;
+        }
+        let conditions = [
+            (
+                SignalClass::SelfCorrection,
+                0.9,
+                self.lessons.iter().any(|l| !l.dead_end),
+            ),
+            (SignalClass::RepeatedGrep, 0.8, self.max_search_count >= 3),
+            (
+                SignalClass::ConfigTouch,
+                0.7,
+                self.config_edited && self.edited_files >= 3,
+            ),
+            (SignalClass::ErrorRetry, 0.75, self.errors.len() >= 2),
+        ];
+        for (signal, priority, fired) in conditions {
+            if fired && !self.triggers.iter().any(|t| t.signal == signal) {
+                self.triggers.push(Trigger {
+                    signal,
+                    step: self.step,
+                    priority,
+                });
+            }
+        }
     }
 
     fn advance(&mut self, step: u32) {
@@ -379,6 +439,7 @@ impl Scratchpad {
                     if entry.steps.len() < MAX_STEPS_PER_ITEM {
                         entry.steps.push(step);
                     }
+                    self.max_search_count = self.max_search_count.max(entry.count);
                     pending.searches.push(pattern.clone());
                     let trimmed = pattern.trim_start_matches(['^', '\\', ' ']);
                     self.last_search_import = ["import ", "from ", "use ", "require", "alias "]
@@ -455,6 +516,10 @@ impl Scratchpad {
         let file = &mut self.files[id as usize];
         file.last_step = step;
         if edit {
+            if file.edits == 0 {
+                self.edited_files += 1;
+                self.config_edited |= is_config(&file.path);
+            }
             file.edits += 1;
             file.deleted = false;
             if let Some(last) = file.last_edit_step {

@@ -515,3 +515,43 @@ fn parallel_scratchpads_merge_with_quorum_and_conflicts() {
         .iter()
         .any(|c| c.observation.class == SignalClass::ParallelConflict));
 }
+
+#[test]
+fn early_triggers_fire_once_each_when_their_condition_is_met() {
+    let mut s = Session::new(SessionKind::Build);
+    s.read(1, "src/a.py");
+    assert!(s.pad.triggers.is_empty());
+    for step in 2..5 {
+        s.call(
+            step,
+            "Grep",
+            json!({ "pattern": "def load" }),
+            "src/a.py:3:def load",
+            false,
+        );
+    }
+    s.bash(5, "pytest", "E   KeyError: 'x'", true)
+        .bash(6, "python run.py", "TypeError: bad", true);
+    s.edit(7, "src/a.py")
+        .edit(8, "src/b.py")
+        .edit(9, "pyproject.toml");
+    s.say(
+        10,
+        "I initially thought the loader was eager but it is lazy.",
+    );
+    s.say(
+        11,
+        "I initially thought the cache was shared but it is not.",
+    );
+    let fired: Vec<(SignalClass, u32)> =
+        s.pad.triggers.iter().map(|t| (t.signal, t.step)).collect();
+    assert_eq!(
+        fired,
+        vec![
+            (SignalClass::RepeatedGrep, 4),
+            (SignalClass::ErrorRetry, 6),
+            (SignalClass::ConfigTouch, 9),
+            (SignalClass::SelfCorrection, 10),
+        ]
+    );
+}

@@ -155,6 +155,41 @@ impl ObservedSession {
         types::to_js(&pad.hot_files(n as usize))
     }
 
+    /// Early triggers that fired so far: `{ signal, step, priority }[]` (a self-correction, a
+    /// search repeated three times, a config file edited with two others, two distinct
+    /// errors). Hosts may checkpoint or tell the agent.
+    #[wasm_bindgen(unchecked_return_type = "Trigger[]")]
+    pub fn triggers(&self) -> Result<JsValue, JsValue> {
+        let pad = self.pad.try_borrow().map_err(|_| busy())?;
+        types::to_js(&pad.triggers)
+    }
+
+    /// Merges the sessions of agents that worked in parallel on one task into a new session
+    /// `sessionId` (the parts are consumed): observations several agents showed pass the
+    /// frequency filter and gain confidence; files more than one agent edited become
+    /// parallel-conflict evidence.
+    pub fn merge(
+        session_id: String,
+        parts: Vec<ObservedSession>,
+    ) -> Result<ObservedSession, JsValue> {
+        let Some(first) = parts.first() else {
+            return Err(js_error(
+                "invalid_input",
+                "merge needs at least one session",
+                Some(("parts", "is empty")),
+            ));
+        };
+        let engram = first.engram.clone();
+        let mut pads = Vec::with_capacity(parts.len());
+        for part in &parts {
+            pads.push(part.pad.try_borrow().map_err(|_| busy())?.clone());
+        }
+        Ok(ObservedSession {
+            engram,
+            pad: Rc::new(RefCell::new(Scratchpad::merge(session_id, &pads))),
+        })
+    }
+
     /// Saves the scratchpad so the session survives a crash (`recoverSessions`).
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn checkpoint(&self) -> Promise {

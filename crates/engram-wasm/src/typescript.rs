@@ -217,6 +217,7 @@ export type ObserverEvent =
   | { type: "reasoning"; step: number; text: string }
   | { type: "step_complete"; step: number; inputTokens?: number }
   | { type: "session_complete"; outcome: SessionOutcome };
+export interface Trigger { signal: string; step: number; priority: number; }
 export interface HotFile { path: string; score: number; reads: number; edits: number; }
 export interface PromotedMemory {
   id: string; signal: string | null; type: MemoryType; confidence: number; content: string;
@@ -226,7 +227,7 @@ export interface DiscardedObservation { class: string; key: string; reason: stri
 export interface SessionReport {
   sessionId: string; outcome: SessionOutcome; events: number; hotFiles: HotFile[];
   promoted: PromotedMemory[]; discarded: DiscardedObservation[];
-  alreadyFinalized: boolean; synthesizedByLlm: boolean;
+  alreadyFinalized: boolean; synthesizedByLlm: boolean; triggers: Trigger[];
 }
 export interface ParsedTranscript {
   id: string; format: "claude-code" | "mini-swe-agent"; roots: string[];

@@ -67,6 +67,8 @@ pub struct SessionReport {
     pub already_finalized: bool,
     /// The host LLM rewrote the memories' content (one call).
     pub synthesized_by_llm: bool,
+    /// Early triggers that fired during the session.
+    pub triggers: Vec<engram_observer::Trigger>,
 }
 
 impl<D: Database> Engram<D> {
@@ -219,6 +221,7 @@ impl<D: Database> Engram<D> {
             discarded: Vec::new(),
             already_finalized: !seen.rows.is_empty(),
             synthesized_by_llm: false,
+            triggers: pad.triggers.clone(),
         };
         if report.already_finalized {
             self.db
