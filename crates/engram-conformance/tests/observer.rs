@@ -408,3 +408,102 @@ async fn a_host_llm_rewrites_promoted_memories_in_one_call_or_not_at_all() {
         let _ = std::fs::remove_file(path);
     }
 }
+
+/// Fake embedder: one bucket per distinct word (a stand-in for the host's model).
+struct FakeWordEmbedder;
+
+impl engram::Embed for FakeWordEmbedder {
+    fn model_id(&self) -> &str {
+        "fake-words-64"
+    }
+    fn dims(&self) -> usize {
+        64
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> engram::EmbedFuture<'a> {
+        Box::pin(async move {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0f32; 64];
+                    for w in t
+                        .split(|c: char| !c.is_alphanumeric())
+                        .filter(|w| w.len() > 3)
+                    {
+                        let h = w
+                            .to_lowercase()
+                            .bytes()
+                            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+                        v[(h % 64) as usize] += 1.0;
+                    }
+                    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                    v.iter().map(|x| x / n).collect()
+                })
+                .collect())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_near_duplicate_of_an_existing_memory_is_not_promoted() {
+    let path = temp_db("observer-novelty");
+    let db = LocalDatabase::open(path.to_str().unwrap())
+        .await
+        .expect("open");
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .expect("engram")
+        .with_embedder(Box::new(FakeWordEmbedder));
+    let failing = |id: &str, command: &str| {
+        session(
+            id,
+            &[
+                (
+                    command,
+                    "E   KeyError: 'ttl' while loading the session token configuration",
+                    true,
+                ),
+                ("sed -i 's/a/b/' src/auth/tokens.py", "", false),
+                (
+                    command,
+                    "E   KeyError: 'ttl' while loading the session token configuration",
+                    true,
+                ),
+                ("sed -i 's/b/c/' src/auth/tokens.py", "", false),
+                (command, "1 passed", false),
+            ],
+        )
+    };
+    let first = engram
+        .finalize_session(
+            &failing("one", "python -m pytest tests/test_auth.py"),
+            Outcome::Success,
+        )
+        .await
+        .expect("first");
+    let error = |r: &engram::SessionReport| {
+        r.promoted
+            .iter()
+            .any(|m| m.signal == Some(engram::observer::SignalClass::ErrorRetry))
+    };
+    assert!(error(&first));
+    // Another command, so another observation key, with the same lesson: not new.
+    let second = engram
+        .finalize_session(
+            &failing("two", "pytest tests/test_auth.py"),
+            Outcome::Success,
+        )
+        .await
+        .expect("second");
+    assert!(!error(&second), "{:#?}", second.promoted);
+    assert!(
+        second
+            .discarded
+            .iter()
+            .any(|d| d.reason.starts_with("novelty") && d.reason.contains("cosine")),
+        "{:#?}",
+        second.discarded
+    );
+    drop(engram);
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}

@@ -19,6 +19,8 @@ use crate::{Engram, EngramError};
 
 /// Sessions per module at which the observer writes a module summary (seeds 000 §12).
 pub const SYNTHESIS_THRESHOLDS: [u32; 5] = [5, 10, 20, 50, 100];
+/// A candidate this close (cosine) to a live memory of its type is not new (seeds 003 §5).
+pub const NOVELTY_MAX_SIMILARITY: f64 = 0.88;
 /// Hot files reported per session.
 pub const REPORTED_HOT_FILES: usize = 10;
 
@@ -244,6 +246,8 @@ impl<D: Database> Engram<D> {
         let mut candidates = finalized.promoted;
         report.discarded = finalized.discarded;
 
+        self.drop_near_duplicates(&mut candidates, &mut report.discarded)
+            .await?;
         let mut memories: Vec<NewMemory> = candidates.iter().map(|c| c.memory.clone()).collect();
         if outcome == Outcome::Success && !memories.is_empty() {
             if let Some(llm) = &self.llm {
@@ -317,6 +321,69 @@ impl<D: Database> Engram<D> {
             )
             .collect();
         Ok(report)
+    }
+
+    /// With an embedder, drops candidates whose content is within
+    /// [`NOVELTY_MAX_SIMILARITY`] of a live memory of the same type (one read, one cosine
+    /// query per candidate). Without one, or when embedding fails, the key-based novelty
+    /// check of the pure pipeline is all there is.
+    async fn drop_near_duplicates(
+        &self,
+        candidates: &mut Vec<engram_observer::Candidate>,
+        discarded: &mut Vec<Discarded>,
+    ) -> Result<(), EngramError> {
+        let Some(embedding) = &self.embedding else {
+            return Ok(());
+        };
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<String> = candidates
+            .iter()
+            .map(|c| engram_core::context::memory_text(&c.memory))
+            .collect();
+        // The vectors are cached, so storing the survivors does not embed them again.
+        let Ok(vectors) = embedding.embed(&texts, self.host.clock.as_ref()).await else {
+            return Ok(());
+        };
+        let statements: Vec<Statement> = candidates
+            .iter()
+            .zip(&vectors)
+            .map(|(c, v)| {
+                Statement::with_params(
+                    sql::NEAREST_OF_TYPE,
+                    vec![
+                        Value::Blob(engram_core::vector::to_blob(v)),
+                        Value::from(self.project_id()),
+                        Value::from(c.memory.memory_type.as_str()),
+                        Value::from(embedding.model_id()),
+                        Value::Integer(embedding.dims() as i64),
+                    ],
+                )
+            })
+            .collect();
+        let results = self.db.pipeline(&statements).await?;
+        let mut kept = Vec::with_capacity(candidates.len());
+        for (candidate, result) in candidates.drain(..).zip(results) {
+            let rows = result.map_err(StoreError::Sql)?;
+            let nearest = rows
+                .rows
+                .first()
+                .and_then(|r| r.first())
+                .and_then(|v| v.as_f64("similarity").ok());
+            match nearest {
+                Some(similarity) if similarity >= NOVELTY_MAX_SIMILARITY => {
+                    discarded.push(Discarded {
+                        class: candidate.observation.class,
+                        key: candidate.observation.key,
+                        reason: format!("novelty: {similarity:.2} cosine to an existing memory"),
+                    })
+                }
+                _ => kept.push(candidate),
+            }
+        }
+        *candidates = kept;
+        Ok(())
     }
 
     /// The statements that record the session and fold it into the statistics.

@@ -112,3 +112,9 @@ WHERE project_id = ?1 ORDER BY updated_at, session_id";
 /// `?1` session, `?2` project.
 pub const DELETE_CHECKPOINT: &str =
     "DELETE FROM observer_scratchpad_checkpoints WHERE session_id = ?1 AND project_id = ?2";
+
+/// `?1` vector, `?2` project, `?3` memory type, `?4` model, `?5` dims: the highest cosine
+/// similarity between the vector and a live memory of that type (novelty check).
+pub const NEAREST_OF_TYPE: &str = "SELECT max(1.0 - vector_distance_cos(e.embedding, ?1)) \
+FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
+WHERE m.project_id = ?2 AND m.deprecated = 0 AND m.type = ?3 AND e.model_id = ?4 AND e.dims = ?5";
