@@ -4,9 +4,12 @@
 //! (or by co-access) move up. The seeds add `0.3 × neighbour share` to an RRF score whose
 //! maximum is `1/61 ≈ 0.016`, which would lift every neighbour above every direct hit; here
 //! the boost is in RRF units: `0.3 × share / (k + 1)`, what a path of weight 0.3 ranking the
-//! candidate first would add.
+//! candidate first would add. The share is the Jaccard overlap between the candidate's
+//! neighbourhood and the top files: a hub that neighbours many files among the candidates
+//! (a compat or config module everything imports) is weak evidence of relevance to any of
+//! them, so it moves up less than a file whose neighbours are mostly the top files.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::candidate::{sort_by_score, Candidate};
 use crate::fusion::RRF_K;
@@ -22,6 +25,7 @@ pub const BOOST_WEIGHT: f64 = 0.3;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileAdjacency {
     pairs: HashSet<(String, String)>,
+    neighbours: HashMap<String, BTreeSet<String>>,
 }
 
 impl FileAdjacency {
@@ -31,7 +35,21 @@ impl FileAdjacency {
             return;
         }
         let (x, y) = if a < b { (a, b) } else { (b, a) };
-        self.pairs.insert((x.to_owned(), y.to_owned()));
+        if self.pairs.insert((x.to_owned(), y.to_owned())) {
+            self.neighbours
+                .entry(a.to_owned())
+                .or_default()
+                .insert(b.to_owned());
+            self.neighbours
+                .entry(b.to_owned())
+                .or_default()
+                .insert(a.to_owned());
+        }
+    }
+
+    /// The files that neighbour `file`.
+    pub fn of(&self, file: &str) -> Option<&BTreeSet<String>> {
+        self.neighbours.get(file)
     }
 
     /// Whether `a` and `b` neighbour each other.
@@ -68,14 +86,20 @@ pub fn boost(mut candidates: Vec<Candidate>, adjacency: &FileAdjacency) -> Vec<C
     let (top, rest) = candidates.split_at_mut(BOOST_TOP);
     for candidate in rest.iter_mut().take(BOOST_WINDOW_END - BOOST_TOP) {
         let files = &candidate.memory.related_files;
-        let neighbouring = top_files
+        let around: BTreeSet<&String> = files
             .iter()
-            .filter(|top_file| files.iter().any(|f| adjacency.neighbours(f, top_file)))
+            .filter_map(|f| adjacency.of(f))
+            .flatten()
+            .collect();
+        let neighbouring = around
+            .iter()
+            .filter(|f| top_files.contains(f.as_str()))
             .count();
         if neighbouring == 0 {
             continue;
         }
-        let share = neighbouring as f64 / top_files.len() as f64;
+        // Jaccard: |N(f) ∩ top| / |N(f) ∪ top|.
+        let share = neighbouring as f64 / (top_files.len() + around.len() - neighbouring) as f64;
         let b = &mut candidate.breakdown;
         b.graph_boost = BOOST_WEIGHT * share / (RRF_K + 1.0);
         b.boosted_by = top

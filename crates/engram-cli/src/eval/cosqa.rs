@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
-use engram::{Engram, EngramConfig, EngramError, Host, MemoryType, NewMemory};
+use engram::{Engram, EngramConfig, EngramError, MemoryType, NewMemory};
 use engram_libsql::LocalDatabase;
 use serde_json::{json, Value};
 
@@ -71,7 +71,7 @@ pub(super) async fn run(
         EngramConfig {
             project_id: "cosqa".into(),
         },
-        Host::native(),
+        super::eval_host(),
     )
     .await?;
     let embedder = cached_model(args, target, systems)?;

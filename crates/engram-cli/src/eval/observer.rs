@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use engram::{Engram, EngramConfig, EngramError, Host};
+use engram::{Engram, EngramConfig, EngramError};
 use engram_libsql::LocalDatabase;
 use serde_json::{json, Value};
 
@@ -37,7 +37,7 @@ pub async fn run(args: &EvalArgs, data: &Path, json_out: bool) -> Result<(), Cli
         EngramConfig {
             project_id: "observer-eval".into(),
         },
-        Host::native(),
+        super::eval_host(),
     )
     .await?;
 

@@ -6,9 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use engram::{
-    Engram, EngramConfig, EngramError, Host, IndexOptions, MemoryType, NewMemory, SourceFile,
-};
+use engram::{Engram, EngramConfig, EngramError, IndexOptions, MemoryType, NewMemory, SourceFile};
 use engram_code::{chunk_file, definition_id, outline_file, Chunk, ChunkOptions, FileOutline};
 use engram_core::ChunkMeta;
 use engram_libsql::LocalDatabase;
@@ -115,7 +113,7 @@ pub(super) async fn run(
             EngramConfig {
                 project_id: format!("pytest-{version}"),
             },
-            Host::native(),
+            super::eval_host(),
         )
         .await?;
         let engram = match &embedder {
@@ -165,14 +163,7 @@ pub(super) async fn run(
                 let (response, ms) =
                     timed_search(&engram, &system.query(&instance.problem, RESULTS)).await?;
                 latencies[s].push(ms);
-                let mut ranked_files: Vec<&str> = Vec::new();
-                for hit in &response.hits {
-                    if let Some(file) = hit.memory.related_files.first() {
-                        if !ranked_files.contains(&file.as_str()) {
-                            ranked_files.push(file);
-                        }
-                    }
-                }
+                let ranked_files = rank_files(&response.hits, &args.file_rank);
                 let worst = instance
                     .gold
                     .iter()
@@ -231,6 +222,31 @@ pub(super) async fn run(
 }
 
 /// Every `.py` file under `root` (paths relative to it, `/`-separated), sorted.
+/// Files in the order their chunks rank them: `best` by each file's best chunk, `rrf` by
+/// the sum of `1 / (60 + rank)` over the file's chunks (a file several chunks point at
+/// outranks one with a single slightly better chunk).
+fn rank_files<'a>(hits: &'a [engram::SearchHit], how: &str) -> Vec<&'a str> {
+    let mut order: Vec<(&str, f64, usize)> = Vec::new();
+    for (rank, hit) in hits.iter().enumerate() {
+        let Some(file) = hit.memory.related_files.first() else {
+            continue;
+        };
+        let gain = if how == "rrf" {
+            1.0 / (60.0 + rank as f64 + 1.0)
+        } else {
+            0.0
+        };
+        match order.iter_mut().find(|(f, _, _)| *f == file.as_str()) {
+            Some(entry) => entry.1 += gain,
+            None => order.push((file.as_str(), gain, rank)),
+        }
+    }
+    if how == "rrf" {
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+    }
+    order.into_iter().map(|(f, _, _)| f).collect()
+}
+
 fn python_files(root: &Path) -> Result<Vec<SourceFile>, CliError> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
