@@ -110,6 +110,18 @@ pub struct Lesson {
     pub file: Option<FileId>,
 }
 
+/// Why a checkpoint could not be restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointError(pub String);
+
+impl std::fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unreadable scratchpad checkpoint: {}", self.0)
+    }
+}
+
+impl std::error::Error for CheckpointError {}
+
 /// An early trigger: something in the session worth acting on before it ends (a host may
 /// checkpoint, or surface it to the agent).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -267,8 +279,33 @@ impl Scratchpad {
     }
 
     /// A scratchpad from a [`Scratchpad::checkpoint`].
-    pub fn restore(state: &str) -> Result<Self, serde_json::Error> {
-        let mut pad: Scratchpad = serde_json::from_str(state)?;
+    pub fn restore(state: &str) -> Result<Self, CheckpointError> {
+        let mut pad: Scratchpad =
+            serde_json::from_str(state).map_err(|e| CheckpointError(e.to_string()))?;
+        // A checkpoint comes back from storage: every file id in it must name a file.
+        let files = pad.files.len() as u64;
+        let bad = |id: FileId| u64::from(id) >= files;
+        let inconsistent = pad
+            .pairs
+            .keys()
+            .any(|&k| (k >> 32) >= files || (k & 0xffff_ffff) >= files)
+            || pad
+                .errors
+                .values()
+                .any(|e| e.fixed_by.iter().any(|&f| bad(f)))
+            || pad.lessons.iter().any(|l| l.file.is_some_and(bad))
+            || pad.import_chases.iter().any(|&(_, f)| bad(f))
+            || pad.slow_steps.iter().any(|&(_, _, f)| f.is_some_and(bad))
+            || pad
+                .recent_accesses
+                .iter()
+                .chain(&pad.recent_edits)
+                .any(|&(_, f)| bad(f));
+        if inconsistent {
+            return Err(CheckpointError(
+                "a file id in the checkpoint names no file".into(),
+            ));
+        }
         pad.file_ids = pad
             .files
             .iter()

@@ -475,6 +475,10 @@ fn checkpoint_restore_continues_the_session() {
     assert_eq!(resumed.observations(), whole.observations());
     assert_eq!(resumed.hot_files(5), whole.hot_files(5));
     assert!(Scratchpad::restore("{not json").is_err());
+    // A tampered checkpoint whose lessons point at a file that does not exist is refused.
+    let mut value: serde_json::Value = serde_json::from_str(&state).unwrap();
+    value["lessons"] = json!([{ "deadEnd": true, "text": "x", "step": 1, "file": 999 }]);
+    assert!(Scratchpad::restore(&value.to_string()).is_err());
 }
 
 #[test]
