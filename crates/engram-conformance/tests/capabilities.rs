@@ -7,10 +7,10 @@ mod common;
 
 use std::cell::Cell;
 
-use common::temp_db;
+use common::{temp_db, FakeWordEmbedder};
 use engram::{
-    Embed, EmbedFuture, Engram, EngramConfig, Generate, GenerateFuture, Host, MemoryType,
-    NewMemory, Rerank, RerankFuture, SearchIntent, SearchQuery,
+    Engram, EngramConfig, Generate, GenerateFuture, Host, MemoryType, NewMemory, Rerank,
+    RerankFuture, SearchIntent, SearchQuery,
 };
 use engram_libsql::LocalDatabase;
 
@@ -40,40 +40,6 @@ impl Generate for FakeLlm {
         Box::pin(async move {
             self.calls.set(self.calls.get() + 1);
             Ok("kubernetes helm chart values override".to_owned())
-        })
-    }
-}
-
-/// Fake embedder: one bucket per distinct word, normalized.
-struct FakeWordEmbedder;
-
-impl Embed for FakeWordEmbedder {
-    fn model_id(&self) -> &str {
-        "fake-words-64"
-    }
-    fn dims(&self) -> usize {
-        64
-    }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
-        Box::pin(async move {
-            Ok(texts
-                .iter()
-                .map(|t| {
-                    let mut v = vec![0f32; 64];
-                    for w in t
-                        .split(|c: char| !c.is_alphanumeric())
-                        .filter(|w| w.len() > 3)
-                    {
-                        let h = w
-                            .to_lowercase()
-                            .bytes()
-                            .fold(7u64, |h, b| h * 31 + u64::from(b));
-                        v[(h % 64) as usize] += 1.0;
-                    }
-                    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-                    v.iter().map(|x| x / n).collect()
-                })
-                .collect())
         })
     }
 }

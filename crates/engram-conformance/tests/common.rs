@@ -45,3 +45,38 @@ pub fn nonce() -> String {
         .unwrap_or(0);
     format!("{}x{nanos}", std::process::id())
 }
+
+/// Fake embedder standing in for the host's model: one bucket per distinct word of more
+/// than three letters, normalized.
+pub struct FakeWordEmbedder;
+
+impl engram::Embed for FakeWordEmbedder {
+    fn model_id(&self) -> &str {
+        "fake-words-64"
+    }
+    fn dims(&self) -> usize {
+        64
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> engram::EmbedFuture<'a> {
+        Box::pin(async move {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0f32; 64];
+                    for w in t
+                        .split(|c: char| !c.is_alphanumeric())
+                        .filter(|w| w.len() > 3)
+                    {
+                        let h = w
+                            .to_lowercase()
+                            .bytes()
+                            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+                        v[(h % 64) as usize] += 1.0;
+                    }
+                    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                    v.iter().map(|x| x / n).collect()
+                })
+                .collect())
+        })
+    }
+}

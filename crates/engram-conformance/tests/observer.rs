@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::temp_db;
+use common::{temp_db, FakeWordEmbedder};
 use engram::observer::{
     Event, Outcome, PathNormalizer, Scratchpad, SessionKind, ToolCall, ToolResult,
 };
@@ -51,6 +51,25 @@ fn typical(id: &str) -> Scratchpad {
     )
 }
 
+async fn open_db(name: &str) -> (std::path::PathBuf, LocalDatabase) {
+    let path = temp_db(name);
+    let db = LocalDatabase::open(path.to_str().unwrap())
+        .await
+        .expect("open");
+    (path, db)
+}
+
+async fn open_engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
+    Engram::open(db, EngramConfig::default(), Host::native())
+        .await
+        .expect("engram")
+}
+
+fn remove_db(db: LocalDatabase, path: std::path::PathBuf) {
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}
+
 async fn count(db: &LocalDatabase, sql: &str) -> i64 {
     let rows = db.transaction(&[Statement::new(sql)]).await.expect("query");
     rows[0].rows[0][0].as_i64("count").expect("integer")
@@ -58,13 +77,8 @@ async fn count(db: &LocalDatabase, sql: &str) -> i64 {
 
 #[tokio::test]
 async fn co_access_is_promoted_on_the_third_session_and_only_once() {
-    let path = temp_db("observer");
-    let db = LocalDatabase::open(path.to_str().unwrap())
-        .await
-        .expect("open");
-    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
-        .await
-        .expect("engram");
+    let (path, db) = open_db("observer").await;
+    let engram = open_engram(&db).await;
     let key_memory = |r: &engram::SessionReport| {
         r.promoted.iter().any(|m| {
             m.files.contains(&"src/auth/session.py".to_owned())
@@ -151,19 +165,13 @@ async fn co_access_is_promoted_on_the_third_session_and_only_once() {
         4
     );
     drop(engram);
-    drop(db);
-    let _ = std::fs::remove_file(path);
+    remove_db(db, path);
 }
 
 #[tokio::test]
 async fn an_unfinished_session_is_recovered_as_cancelled() {
-    let path = temp_db("observer-recover");
-    let db = LocalDatabase::open(path.to_str().unwrap())
-        .await
-        .expect("open");
-    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
-        .await
-        .expect("engram");
+    let (path, db) = open_db("observer-recover").await;
+    let engram = open_engram(&db).await;
     let mut pad = typical("crashed");
     pad.observe(&Event::Reasoning {
         step: 4,
@@ -193,19 +201,13 @@ async fn an_unfinished_session_is_recovered_as_cancelled() {
         1
     );
     drop(engram);
-    drop(db);
-    let _ = std::fs::remove_file(path);
+    remove_db(db, path);
 }
 
 #[tokio::test]
 async fn secrets_in_tool_results_never_reach_stored_memories() {
-    let path = temp_db("observer-secrets");
-    let db = LocalDatabase::open(path.to_str().unwrap())
-        .await
-        .expect("open");
-    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
-        .await
-        .expect("engram");
+    let (path, db) = open_db("observer-secrets").await;
+    let engram = open_engram(&db).await;
     let secret = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
     let failure = format!("Error: authentication failed for token {secret}");
     let pad = session(
@@ -250,19 +252,13 @@ async fn secrets_in_tool_results_never_reach_stored_memories() {
         assert_eq!(count(&db, &sql).await, 0, "{table} holds the secret");
     }
     drop(engram);
-    drop(db);
-    let _ = std::fs::remove_file(path);
+    remove_db(db, path);
 }
 
 #[tokio::test]
 async fn a_git_log_bootstraps_co_access_so_one_session_confirms_it() {
-    let path = temp_db("observer-git");
-    let db = LocalDatabase::open(path.to_str().unwrap())
-        .await
-        .expect("open");
-    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
-        .await
-        .expect("engram");
+    let (path, db) = open_db("observer-git").await;
+    let engram = open_engram(&db).await;
     let sha = |c: char| c.to_string().repeat(40);
     let log = format!(
         "commit:{}\n\nsrc/auth/session.py\nsrc/auth/tokens.py\n\ncommit:{}\n\nsrc/auth/session.py\nsrc/auth/tokens.py\nREADME.md\n\ncommit:{}\n\nsrc/auth/session.py\nsrc/auth/tokens.py\n",
@@ -300,8 +296,7 @@ async fn a_git_log_bootstraps_co_access_so_one_session_confirms_it() {
         0
     );
     drop(engram);
-    drop(db);
-    let _ = std::fs::remove_file(path);
+    remove_db(db, path);
 }
 
 /// Fake LLM standing in for a host model: answers with a fixed text, counting calls.
@@ -364,18 +359,12 @@ async fn a_host_llm_rewrites_promoted_memories_in_one_call_or_not_at_all() {
         ("[1, 2]", false),
         ("[\"\"]", false),
     ] {
-        let path = temp_db("observer-llm");
-        let db = LocalDatabase::open(path.to_str().unwrap())
-            .await
-            .expect("open");
+        let (path, db) = open_db("observer-llm").await;
         let calls = std::rc::Rc::new(std::cell::Cell::new(0));
-        let engram = Engram::open(&db, EngramConfig::default(), Host::native())
-            .await
-            .expect("engram")
-            .with_llm(Box::new(FakeLlm {
-                answer: answer.into(),
-                calls: calls.clone(),
-            }));
+        let engram = open_engram(&db).await.with_llm(Box::new(FakeLlm {
+            answer: answer.into(),
+            calls: calls.clone(),
+        }));
         let report = engram
             .finalize_session(&failing_twice(), Outcome::Success)
             .await
@@ -404,54 +393,15 @@ async fn a_host_llm_rewrites_promoted_memories_in_one_call_or_not_at_all() {
         assert!(failed.promoted.is_empty());
         assert_eq!(calls.get(), 1);
         drop(engram);
-        drop(db);
-        let _ = std::fs::remove_file(path);
-    }
-}
-
-/// Fake embedder: one bucket per distinct word (a stand-in for the host's model).
-struct FakeWordEmbedder;
-
-impl engram::Embed for FakeWordEmbedder {
-    fn model_id(&self) -> &str {
-        "fake-words-64"
-    }
-    fn dims(&self) -> usize {
-        64
-    }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> engram::EmbedFuture<'a> {
-        Box::pin(async move {
-            Ok(texts
-                .iter()
-                .map(|t| {
-                    let mut v = vec![0f32; 64];
-                    for w in t
-                        .split(|c: char| !c.is_alphanumeric())
-                        .filter(|w| w.len() > 3)
-                    {
-                        let h = w
-                            .to_lowercase()
-                            .bytes()
-                            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
-                        v[(h % 64) as usize] += 1.0;
-                    }
-                    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-                    v.iter().map(|x| x / n).collect()
-                })
-                .collect())
-        })
+        remove_db(db, path);
     }
 }
 
 #[tokio::test]
 async fn a_near_duplicate_of_an_existing_memory_is_not_promoted() {
-    let path = temp_db("observer-novelty");
-    let db = LocalDatabase::open(path.to_str().unwrap())
+    let (path, db) = open_db("observer-novelty").await;
+    let engram = open_engram(&db)
         .await
-        .expect("open");
-    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
-        .await
-        .expect("engram")
         .with_embedder(Box::new(FakeWordEmbedder));
     let failing = |id: &str, command: &str| {
         session(
@@ -504,6 +454,5 @@ async fn a_near_duplicate_of_an_existing_memory_is_not_promoted() {
         second.discarded
     );
     drop(engram);
-    drop(db);
-    let _ = std::fs::remove_file(path);
+    remove_db(db, path);
 }

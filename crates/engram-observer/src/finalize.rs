@@ -135,8 +135,13 @@ impl Scratchpad {
         let mut out = Vec::new();
         let path = |id: FileId| self.file(id).map_or("", |f| f.path.as_str()).to_owned();
         let last = self.step;
+        // Ranked once: the templates below name the session's hottest few files.
+        let hot_files = self.hot_files(HOT_FILES);
+        let hottest = |n: usize| -> Vec<String> {
+            hot_files.iter().take(n).map(|h| h.path.clone()).collect()
+        };
 
-        for hot in self.hot_files(HOT_FILES) {
+        for hot in hot_files.iter().cloned() {
             let module = module_of(&hot.path).to_owned();
             out.push(Observation {
                 class: SignalClass::FileAccess,
@@ -251,7 +256,7 @@ impl Scratchpad {
             self.searches.iter().filter(|(_, s)| s.count >= 2).collect();
         greps.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(b.0)));
         for (pattern, search) in greps.into_iter().take(5) {
-            let found: Vec<String> = self.hot_files(3).into_iter().map(|h| h.path).collect();
+            let found = hottest(3);
             out.push(Observation {
                 class: SignalClass::RepeatedGrep,
                 key: format!("grep:{pattern}"),
@@ -347,7 +352,7 @@ impl Scratchpad {
         }
 
         if let Some(first) = self.test_commands.first() {
-            let hot: Vec<String> = self.hot_files(2).into_iter().map(|h| h.path).collect();
+            let hot = hottest(2);
             out.push(Observation {
                 class: SignalClass::TestOrder,
                 key: format!("tests:{first}"),
@@ -378,7 +383,7 @@ impl Scratchpad {
         }
 
         if let Some(step) = self.external_step {
-            let hot: Vec<String> = self.hot_files(2).into_iter().map(|h| h.path).collect();
+            let hot = hottest(2);
             let module = hot.first().map_or(".", |p| module_of(p)).to_owned();
             out.push(Observation {
                 class: SignalClass::ExternalReference,
@@ -408,7 +413,7 @@ impl Scratchpad {
         }
 
         for &(step, growth) in &self.token_spikes {
-            let hot: Vec<String> = self.hot_files(1).into_iter().map(|h| h.path).collect();
+            let hot = hottest(1);
             let module = hot.first().map_or(".", |p| module_of(p)).to_owned();
             out.push(Observation {
                 class: SignalClass::ContextTokenSpike,
@@ -438,7 +443,7 @@ impl Scratchpad {
 
         // Session length per module: the statistics keep the steps as occurrences, so the
         // mean over earlier sessions is occurrences / sessions.
-        if let Some(hot) = self.hot_files(1).first() {
+        if let Some(hot) = hot_files.first() {
             let module = module_of(&hot.path).to_owned();
             out.push(Observation {
                 class: SignalClass::StepOverrun,
@@ -474,19 +479,22 @@ impl Scratchpad {
     /// Runs the promotion pipeline against `prior` (persisted statistics looked up for this
     /// session's observation keys). Pure: the caller stores what it returns.
     pub fn finalize(&self, outcome: Outcome, prior: &Prior) -> Finalized {
-        let observations = self.observations();
+        self.finalize_observations(self.observations(), outcome, prior)
+    }
+
+    /// [`Scratchpad::finalize`] on observations already taken from this scratchpad (a
+    /// caller that looked up `prior` by their keys need not compute them again).
+    pub fn finalize_observations(
+        &self,
+        observations: Vec<Observation>,
+        outcome: Outcome,
+        prior: &Prior,
+    ) -> Finalized {
         let mut observed: HashMap<String, u32> = HashMap::new();
         for o in &observations {
             *observed.entry(o.key.clone()).or_default() += o.count.max(1);
         }
-        let mut modules: Vec<String> = self
-            .files
-            .iter()
-            .filter(|f| !f.created)
-            .map(|f| module_of(&f.path).to_owned())
-            .collect();
-        modules.sort();
-        modules.dedup();
+        let modules = self.modules();
 
         let mut promoted = Vec::new();
         let mut discarded = Vec::new();
@@ -639,6 +647,21 @@ impl Scratchpad {
             observed,
             modules,
         }
+    }
+}
+
+impl Scratchpad {
+    /// The modules the session worked in (files it did not create itself), sorted.
+    pub fn modules(&self) -> Vec<String> {
+        let mut modules: Vec<String> = self
+            .files
+            .iter()
+            .filter(|f| !f.created)
+            .map(|f| module_of(&f.path).to_owned())
+            .collect();
+        modules.sort();
+        modules.dedup();
+        modules
     }
 }
 

@@ -12,6 +12,12 @@ pub fn error_line(output: &str) -> String {
     failure_line(output).chars().take(200).collect()
 }
 
+/// [`error_signature`] and [`error_line`] of one output, finding the failure line once.
+pub fn error_parts(output: &str) -> (String, String) {
+    let line = failure_line(output);
+    (normalize(line), line.chars().take(200).collect())
+}
+
 /// The last line naming an exception or error outright; else the first line mentioning an
 /// error, a failure or an assertion; else the first line.
 fn failure_line(output: &str) -> &str {

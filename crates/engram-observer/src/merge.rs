@@ -16,7 +16,7 @@ impl Scratchpad {
         let mut merged = Scratchpad::new(
             session_id,
             first.map(|p| p.kind).unwrap_or_default(),
-            first.map(|p| p.normalizer_clone()).unwrap_or_default(),
+            first.map(|p| p.normalizer.clone()).unwrap_or_default(),
         );
         let mut editors: HashMap<String, Vec<u32>> = HashMap::new();
         for (agent, pad) in pads.iter().enumerate() {
@@ -146,9 +146,5 @@ impl Scratchpad {
         conflicts.sort();
         merged.conflicts = conflicts;
         merged
-    }
-
-    fn normalizer_clone(&self) -> crate::paths::PathNormalizer {
-        self.normalizer.clone()
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::{actions_of, Action};
 use crate::event::{Event, Outcome, SessionKind, ToolCall, ToolResult};
-use crate::fingerprint::{error_line, error_signature};
+use crate::fingerprint::error_parts;
 use crate::language::{self, Utterance};
 use crate::paths::{is_config, looks_like_file, PathNormalizer};
 use crate::signal::SignalClass;
@@ -634,12 +634,10 @@ impl Scratchpad {
         let cancelled = result.output.contains("Sibling tool call errored");
         if result.is_error && !cancelled {
             // Only short, redacted text is kept: the signature and the line naming the error.
+            let (signature, line) = error_parts(&result.output);
             let (signature, line) = match &self.scanner {
-                Some(scanner) => (
-                    scanner.redact(&error_signature(&result.output)).text,
-                    scanner.redact(&error_line(&result.output)).text,
-                ),
-                None => (error_signature(&result.output), String::new()),
+                Some(scanner) => (scanner.redact(&signature).text, scanner.redact(&line).text),
+                None => (signature, String::new()),
             };
             let key = format!("{}\u{1f}{}", call.subject, signature);
             if !self.errors.contains_key(&key) && self.errors.len() >= 256 {

@@ -5,8 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
-use engram::{Engram, EngramConfig, EngramError, MemoryType, NewMemory};
-use engram_libsql::LocalDatabase;
+use engram::{EngramError, MemoryType, NewMemory};
 use serde_json::{json, Value};
 
 use super::{cached_model, percentile, report, timed_search, EvalArgs, System};
@@ -63,17 +62,7 @@ pub(super) async fn run(
         });
     }
 
-    let db = LocalDatabase::open(":memory:")
-        .await
-        .map_err(EngramError::from)?;
-    let engram = Engram::open(
-        db,
-        EngramConfig {
-            project_id: "cosqa".into(),
-        },
-        super::eval_host(),
-    )
-    .await?;
+    let engram = super::open_memory("cosqa").await?;
     let embedder = cached_model(args, target, systems)?;
     let engram = match &embedder {
         Some(e) => engram.with_embedder(Box::new(e.clone())),

@@ -204,6 +204,19 @@ pub(crate) fn cached_model(
     Ok(Some(std::rc::Rc::new(cached)))
 }
 
+/// A fresh in-memory database for one evaluation corpus, opened with [`eval_host`].
+pub(crate) async fn open_memory(
+    project_id: impl Into<String>,
+) -> Result<Engram<engram_libsql::LocalDatabase>, CliError> {
+    let db = engram_libsql::LocalDatabase::open(":memory:")
+        .await
+        .map_err(engram::EngramError::from)?;
+    let config = engram::EngramConfig {
+        project_id: project_id.into(),
+    };
+    Ok(Engram::open(db, config, eval_host()).await?)
+}
+
 /// The host for evaluation runs: the system clock, and ids from a fixed-seed generator so
 /// that score ties break the same way in every run (with random ids, ablations on a few
 /// dozen queries differ by run-to-run noise).

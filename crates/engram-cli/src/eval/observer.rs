@@ -6,8 +6,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use engram::{Engram, EngramConfig, EngramError};
-use engram_libsql::LocalDatabase;
 use serde_json::{json, Value};
 
 use super::{percentile, EvalArgs};
@@ -29,17 +27,7 @@ pub async fn run(args: &EvalArgs, data: &Path, json_out: bool) -> Result<(), Cli
         return Ok(());
     }
     let gold = gold_files(&instances)?;
-    let db = LocalDatabase::open(":memory:")
-        .await
-        .map_err(EngramError::from)?;
-    let engram = Engram::open(
-        db,
-        EngramConfig {
-            project_id: "observer-eval".into(),
-        },
-        super::eval_host(),
-    )
-    .await?;
+    let engram = super::open_memory("observer-eval").await?;
 
     let mut files = recordings(&[trajectories])?;
     if let Some(n) = args.queries {

@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use engram::{Engram, EngramConfig, EngramError, IndexOptions, MemoryType, NewMemory, SourceFile};
+use engram::{EngramError, IndexOptions, MemoryType, NewMemory, SourceFile};
 use engram_code::{chunk_file, definition_id, outline_file, Chunk, ChunkOptions, FileOutline};
 use engram_core::ChunkMeta;
-use engram_libsql::LocalDatabase;
 use serde_json::{json, Value};
 
 use super::{cached_model, home_cache, percentile, report, timed_search, EvalArgs, System};
@@ -105,17 +104,7 @@ pub(super) async fn run(
         }
         let started = Instant::now();
         let files = python_files(&root)?;
-        let db = LocalDatabase::open(":memory:")
-            .await
-            .map_err(EngramError::from)?;
-        let engram = Engram::open(
-            db,
-            EngramConfig {
-                project_id: format!("pytest-{version}"),
-            },
-            super::eval_host(),
-        )
-        .await?;
+        let engram = super::open_memory(format!("pytest-{version}")).await?;
         let engram = match &embedder {
             Some(e) => engram.with_embedder(Box::new(e.clone())),
             None => engram,

@@ -187,7 +187,7 @@ impl<D: Database> Engram<D> {
         let observations = pad.observations();
         let keys: Vec<&str> = observations.iter().map(|o| o.key.as_str()).collect();
         let tags: Vec<String> = keys.iter().map(|k| observer_tag(k)).collect();
-        let modules = session_modules(pad);
+        let modules = pad.modules();
         let reads = self
             .db
             .pipeline(&[
@@ -242,7 +242,7 @@ impl<D: Database> Engram<D> {
             &keys,
             &tags,
         )?;
-        let finalized = pad.finalize(outcome, &prior);
+        let finalized = pad.finalize_observations(observations, outcome, &prior);
         let mut candidates = finalized.promoted;
         report.discarded = finalized.discarded;
 
@@ -498,19 +498,6 @@ impl<D: Database> Engram<D> {
             statement(sql::DELETE_CHECKPOINT, vec![session, project]),
         ]
     }
-}
-
-/// The modules a session worked in (files it did not create itself).
-fn session_modules(pad: &Scratchpad) -> Vec<String> {
-    let mut modules: Vec<String> = pad
-        .files
-        .iter()
-        .filter(|f| !f.created)
-        .map(|f| module_of(&f.path).to_owned())
-        .collect();
-    modules.sort();
-    modules.dedup();
-    modules
 }
 
 /// One error pattern row: id, subject, fingerprint, line, count, how it was resolved.
