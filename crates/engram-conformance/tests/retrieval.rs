@@ -48,3 +48,50 @@ async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
     }
     let _ = std::fs::remove_file(path);
 }
+
+/// Every lookup of the candidate statement goes through an index: the plan never scans a
+/// stored table (only the FTS5 match, the vector scan, JSON arrays and the statement's own
+/// small intermediate results), and never searches a composite key by its project column
+/// alone. A wrong join order here costs a scan of the project's memories or graph per
+/// candidate, which is how 10K-memory searches once took 8 ms.
+#[tokio::test]
+async fn the_candidate_statement_reaches_every_table_by_index() {
+    let path = temp_db("plan");
+    let db = LocalDatabase::open(path.to_str().expect("utf-8 temp path"))
+        .await
+        .expect("db");
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .expect("open");
+    // The statement's aliases for stored tables. (No embedder: the exact dense path reads
+    // every live memory of the project by design.)
+    let stored = ["m", "mf", "n", "nfrom", "nto", "ge", "co", "v"];
+    for text in [
+        "why is getUser slow",
+        "how do we deploy",
+        "handlers block in src/routes.ts",
+    ] {
+        let mut query = SearchQuery::new(text);
+        query.context.recent_files = vec!["src/users.ts".into()];
+        let plan = engram.search_plan(&query).await.expect("plan");
+        assert!(plan.iter().any(|l| l.contains("memories_fts")), "{plan:#?}");
+        for line in &plan {
+            let scanned = line.strip_prefix("SCAN ").and_then(|r| r.split(' ').next());
+            assert!(
+                !scanned.is_some_and(|alias| stored.contains(&alias)),
+                "{text}: {line}\n{plan:#?}"
+            );
+            assert!(
+                !line.ends_with("(project_id=?)"),
+                "{text}: {line}\n{plan:#?}"
+            );
+            if line.starts_with("SEARCH m ") {
+                assert!(
+                    line.ends_with("(id=?)") || line.contains("target_node_id=?"),
+                    "{text}: memories reached by {line}"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_file(path);
+}

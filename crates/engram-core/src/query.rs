@@ -55,33 +55,53 @@ pub const MAX_COUNTED_TOKENS: usize = 4096;
 pub fn token_counts(text: &str) -> Vec<(String, u32)> {
     let mut tokens: Vec<(String, u32)> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut push = |token: String| {
-        if token.chars().count() <= 1 || STOP_WORDS.contains(&token.as_str()) {
-            return;
+    for_each_token(text, |token| match index.get(token) {
+        Some(&i) => tokens[i].1 += 1,
+        None if tokens.len() < MAX_COUNTED_TOKENS => {
+            index.insert(token.to_owned(), tokens.len());
+            tokens.push((token.to_owned(), 1));
         }
-        match index.get(&token) {
-            Some(&i) => tokens[i].1 += 1,
-            None if tokens.len() < MAX_COUNTED_TOKENS => {
-                index.insert(token.clone(), tokens.len());
-                tokens.push((token, 1));
-            }
-            None => {}
+        None => {}
+    });
+    tokens
+}
+
+/// Calls `f` with every search token of `text` in order of occurrence, repeats included:
+/// the tokens [`token_counts`] counts, without building a table. Plain lower-case words
+/// (most of prose) are passed without allocating.
+///
+/// ```
+/// use engram_core::query::for_each_token;
+/// let mut seen = Vec::new();
+/// for_each_token("The parseConfig parse", |t| seen.push(t.to_owned()));
+/// assert_eq!(seen, ["parseconfig", "parse", "config", "parse"]);
+/// ```
+pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
+    let mut emit = |token: &str| {
+        let token = truncate(token);
+        if token.chars().nth(1).is_some() && !STOP_WORDS.contains(&token) {
+            f(token);
         }
     };
     for word in text
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
     {
+        let plain = word
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        if plain {
+            emit(word);
+            continue;
+        }
         let parts = identifier_parts(word);
-        let joined: String = parts.concat();
-        push(truncate(&joined));
+        emit(&parts.concat());
         if parts.len() > 1 {
-            for part in parts {
-                push(truncate(&part));
+            for part in &parts {
+                emit(part);
             }
         }
     }
-    tokens
 }
 
 /// Whether `word` is a stop word (too common to help ranking).
@@ -89,8 +109,12 @@ pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)
 }
 
-fn truncate(token: &str) -> String {
-    token.chars().take(MAX_TOKEN_CHARS).collect()
+/// `token` cut to its first [`MAX_TOKEN_CHARS`] characters.
+fn truncate(token: &str) -> &str {
+    match token.char_indices().nth(MAX_TOKEN_CHARS) {
+        Some((end, _)) => &token[..end],
+        None => token,
+    }
 }
 
 /// Splits an identifier at underscores and lower→upper case changes, lowercased.

@@ -206,6 +206,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "observer statistics",
         statements: OBSERVER_STATISTICS,
     },
+    Migration {
+        version: 5,
+        name: "retrieval indexes",
+        statements: RETRIEVAL_INDEXES,
+    },
 ];
 
 /// Version 4: what the observer's frequency filter counts across sessions. One row per
@@ -237,6 +242,12 @@ const OBSERVER_STATISTICS: &[&str] = &[
 /// The short name of a graph node: its label after the last `.` (`Fixture.clear` → `clear`).
 /// SQL text shared by the index below and the queries that must match it exactly to use it.
 pub const NODE_SHORT_NAME: &str = "replace(label, rtrim(label, replace(label, '.', '')), '')";
+
+/// Version 5: the candidate statement finds co-access partners from either end, and names
+/// its indexes (`INDEXED BY`) so the plan never depends on the planner's guesses about
+/// tables without statistics.
+const RETRIEVAL_INDEXES: &[&str] = &["CREATE INDEX IF NOT EXISTS idx_co_access_b \
+ON observer_co_access_edges(file_b, project_id)"];
 
 /// Version 3: what the graph path of retrieval looks up. `memory_files` lists each memory's
 /// related files (kept by `remember`, backfilled here) so memories near a file are found by

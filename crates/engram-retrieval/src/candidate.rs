@@ -1,7 +1,11 @@
 //! A candidate memory moving through the pipeline, and the record of how it was scored.
 
+use std::cell::OnceCell;
+
 use engram_core::Memory;
 use serde::Serialize;
+
+use crate::terms::TermSet;
 
 /// A candidate path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -93,6 +97,19 @@ pub struct Candidate {
     pub graph: Option<PathHit>,
     /// The score record; [`Breakdown::score`] orders candidates.
     pub breakdown: Breakdown,
+    /// The words of the memory's content, computed once when first asked for.
+    content_terms: TermCache,
+}
+
+/// A lazily computed [`TermSet`]. It is derived data, so it never makes two candidates
+/// unequal.
+#[derive(Debug, Clone, Default)]
+struct TermCache(OnceCell<TermSet>);
+
+impl PartialEq for TermCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Candidate {
@@ -104,7 +121,15 @@ impl Candidate {
             dense: None,
             graph: None,
             breakdown: Breakdown::default(),
+            content_terms: TermCache::default(),
         }
+    }
+
+    /// The words of the memory's content (computed on first use, then kept).
+    pub fn content_terms(&self) -> &TermSet {
+        self.content_terms
+            .0
+            .get_or_init(|| TermSet::of(&self.memory.content))
     }
 
     /// The candidate's hit in `path`.

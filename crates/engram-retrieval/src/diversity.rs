@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use crate::candidate::Candidate;
+use crate::terms::TermSet;
 
 /// MMR trade-off: 1 is pure relevance, 0 pure novelty.
 pub const MMR_LAMBDA: f64 = 0.8;
@@ -43,7 +44,7 @@ fn chunks_overlap(a: &Candidate, b: &Candidate) -> bool {
 
 /// Reorders the first [`MMR_WINDOW`] candidates by maximal marginal relevance: each pick
 /// maximises `λ · score / best score − (1 − λ) · max word overlap with those already
-/// picked` (Jaccard over word sets). Input must be ordered best first.
+/// picked` (Jaccard over [`TermSet`]s). Input must be ordered best first.
 pub fn mmr(candidates: Vec<Candidate>) -> Vec<Candidate> {
     if candidates.len() < 3 {
         return candidates;
@@ -52,15 +53,7 @@ pub fn mmr(candidates: Vec<Candidate>) -> Vec<Candidate> {
     let window = candidates.len().min(MMR_WINDOW);
     let mut rest = candidates;
     let tail = rest.split_off(window);
-    let words: Vec<HashSet<String>> = rest
-        .iter()
-        .map(|c| {
-            engram_core::query::token_counts(&c.memory.content)
-                .into_iter()
-                .map(|(t, _)| t)
-                .collect()
-        })
-        .collect();
+    let words: Vec<&TermSet> = rest.iter().map(Candidate::content_terms).collect();
     let mut remaining: Vec<usize> = (0..rest.len()).collect();
     let mut order: Vec<usize> = Vec::with_capacity(rest.len());
     while !remaining.is_empty() {
@@ -70,7 +63,7 @@ pub fn mmr(candidates: Vec<Candidate>) -> Vec<Candidate> {
             let relevance = rest[i].breakdown.score / best;
             let redundancy = order
                 .iter()
-                .map(|&j| jaccard(&words[i], &words[j]))
+                .map(|&j| words[i].jaccard(words[j]))
                 .fold(0.0, f64::max);
             let value = MMR_LAMBDA * relevance - (1.0 - MMR_LAMBDA) * redundancy;
             if value > pick_value {
@@ -84,14 +77,6 @@ pub fn mmr(candidates: Vec<Candidate>) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = order.into_iter().filter_map(|i| slots[i].take()).collect();
     out.extend(tail);
     out
-}
-
-fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 0.0;
-    }
-    let shared = a.intersection(b).count();
-    shared as f64 / (a.len() + b.len() - shared) as f64
 }
 
 #[cfg(test)]

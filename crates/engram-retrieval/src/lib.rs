@@ -24,6 +24,7 @@ pub mod fusion;
 pub mod packing;
 pub mod scoring;
 pub mod select;
+pub mod terms;
 pub mod tokens;
 
 mod candidate;

@@ -1,13 +1,12 @@
 //! Final scoring (SPEC §6.5, seeds 000 §7): phase weights × source trust × confidence ×
 //! decay, and the absolute relevance thresholds use.
 
-use std::collections::HashSet;
-
 use engram_core::query::tokenize;
 use engram_core::time::millis_from_rfc3339;
 use engram_core::{MemorySource, MemoryType, Phase};
 
 use crate::candidate::{sort_by_score, Candidate};
+use crate::terms::{term_hash, TermSet};
 
 const DAY_MILLIS: f64 = 86_400_000.0;
 
@@ -79,31 +78,28 @@ pub fn term_coverage(tokens: &[String], candidate: &Candidate) -> f64 {
         return 0.0;
     }
     let m = &candidate.memory;
-    let mut words: HashSet<String> = tokenize_all(&m.content);
-    for extra in m.tags.iter().chain(&m.related_files) {
-        words.extend(tokenize_all(extra));
-    }
-    let found = tokens.iter().filter(|t| words.contains(&stem(t))).count();
+    let content = candidate.content_terms();
+    let mut extra: Option<TermSet> = None;
+    let found = tokens
+        .iter()
+        .filter(|t| {
+            let hash = term_hash(t);
+            content.contains(hash)
+                || extra
+                    .get_or_insert_with(|| {
+                        TermSet::of(&m.tags.iter().chain(&m.related_files).fold(
+                            String::new(),
+                            |mut all, s| {
+                                all.push(' ');
+                                all.push_str(s);
+                                all
+                            },
+                        ))
+                    })
+                    .contains(hash)
+        })
+        .count();
     found as f64 / tokens.len() as f64
-}
-
-fn tokenize_all(text: &str) -> HashSet<String> {
-    engram_core::query::token_counts(text)
-        .into_iter()
-        .map(|(t, _)| stem(&t))
-        .collect()
-}
-
-/// Strips one common English suffix, keeping at least three characters.
-fn stem(word: &str) -> String {
-    for suffix in ["ations", "ation", "ings", "ing", "ies", "ed", "es", "s"] {
-        if let Some(base) = word.strip_suffix(suffix) {
-            if base.chars().count() >= 3 {
-                return base.to_owned();
-            }
-        }
-    }
-    word.to_owned()
 }
 
 /// Applies the final multipliers and relevance to ranked candidates and re-orders them.

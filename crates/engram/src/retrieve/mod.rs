@@ -229,6 +229,44 @@ impl<D: Database> Engram<D> {
         })
     }
 
+    /// The query plan (SQLite's `EXPLAIN QUERY PLAN` lines) of the candidate statement
+    /// that [`Engram::search`] would run for `query`, with every path the query enables
+    /// (the dense path with a placeholder vector when an embedder is configured). A
+    /// diagnostic: it shows which index each path's lookups use.
+    pub async fn search_plan(&self, query: &SearchQuery) -> Result<Vec<String>, EngramError> {
+        query.validate()?;
+        let analysis = analyze(&query.text, &query.context);
+        let vector = match (&self.embedding, query.mode) {
+            (Some(embedder), mode) if mode != SearchMode::Keyword => {
+                Some(vec![0.0f32; embedder.dims()])
+            }
+            _ => None,
+        };
+        let paths = Paths {
+            keyword: query.mode != SearchMode::Dense && analysis.match_expression.is_some(),
+            dense: match (&vector, &self.vector_index) {
+                (None, _) => DenseSource::Off,
+                (Some(_), Some(index)) => DenseSource::Index(index.table()),
+                (Some(_), None) => DenseSource::Exact,
+            },
+            graph: query.mode == SearchMode::Hybrid && query.stages.graph,
+            adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
+        };
+        let statement = Statement::with_params(
+            format!("EXPLAIN QUERY PLAN {}", sql::candidates(&paths)),
+            self.candidate_params(query, &analysis, vector.as_deref()),
+        );
+        let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
+        rows.rows
+            .iter()
+            .map(|row| {
+                row.get(3)
+                    .ok_or_else(|| StoreError::Decode("short query plan row".into()).into())
+                    .and_then(|v| Ok(v.as_text("plan detail")?.to_owned()))
+            })
+            .collect()
+    }
+
     fn candidate_params(
         &self,
         query: &SearchQuery,

@@ -81,23 +81,30 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     use param::*;
     let filter = filter();
     let empty = "SELECT NULL AS id, NULL AS metric WHERE 0";
-    // The fast form ranks the FTS matches alone (no join per match) and filters the best
-    // 4 × limit; when at least `limit` survive they are exactly the filtered top `limit`
-    // (every other match ranks below all of them). Otherwise the exact form filters every
-    // match; SQLite skips whichever branch's constant condition is false.
+    // The fast form ranks the FTS matches alone (rowids and BM25 only: no content read and
+    // no join per match) and filters the best 4 × limit; when at least `limit` survive
+    // they are exactly the filtered top `limit` (every other match ranks below all of
+    // them). Otherwise the exact form filters every match. Its scan sits in a subquery
+    // whose LIMIT is 0 unless needed, because SQLite evaluates a condition holding a
+    // subquery per row rather than once; `CROSS JOIN` keeps the matches as the outer
+    // loop (the planner otherwise scans every memory of the project).
     let keyword_ctes = if paths.keyword {
         format!(
             "kwfast AS MATERIALIZED (SELECT m.id AS id, f.metric AS metric FROM (\
-SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
-WHERE memories_fts MATCH ?{MATCH} ORDER BY metric DESC LIMIT ?{KEYWORD_LIMIT} * 4) f \
-JOIN memories m ON m.id = f.memory_id \
+SELECT x.memory_id AS memory_id, r.metric AS metric FROM (\
+SELECT rowid AS rid, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
+WHERE memories_fts MATCH ?{MATCH} ORDER BY metric DESC LIMIT ?{KEYWORD_LIMIT} * 4) r \
+CROSS JOIN memories_fts x ON x.rowid = r.rid) f \
+CROSS JOIN memories m ON m.id = f.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT}), \
-kw AS (SELECT id, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} \
+kw AS MATERIALIZED (SELECT id, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} \
 UNION ALL SELECT id, metric FROM (\
-SELECT m.id AS id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric \
-FROM memories_fts JOIN memories m ON m.id = memories_fts.memory_id \
-WHERE (SELECT COUNT(*) FROM kwfast) < ?{KEYWORD_LIMIT} AND memories_fts MATCH ?{MATCH} \
-AND {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT})), "
+SELECT m.id AS id, g.metric AS metric FROM (\
+SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
+WHERE memories_fts MATCH ?{MATCH} \
+LIMIT CASE WHEN (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} THEN 0 ELSE -1 END) g \
+CROSS JOIN memories m ON m.id = g.memory_id \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT})), "
         )
     } else {
         format!("kw AS ({empty}), ")
@@ -120,80 +127,83 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT}"
     let short_name = NODE_SHORT_NAME.replace("label", "n.label");
     let graph_ctes = if paths.graph {
         format!(
-            "names AS (SELECT DISTINCT value AS name FROM json_each(?{IDENTIFIERS})), \
-sym AS (\
+            "names AS MATERIALIZED (SELECT DISTINCT value AS name FROM json_each(?{IDENTIFIERS})), \
+sym AS MATERIALIZED (\
 SELECT n.id AS node, n.file_path AS file, names.name AS name FROM names \
-JOIN graph_nodes n ON n.project_id = ?{PROJECT} AND n.label = names.name WHERE n.stale_at IS NULL \
+CROSS JOIN graph_nodes n INDEXED BY idx_gn_label ON n.project_id = ?{PROJECT} AND n.label = names.name \
+WHERE n.stale_at IS NULL \
 UNION \
 SELECT n.id, n.file_path, names.name FROM names \
-JOIN graph_nodes n ON n.project_id = ?{PROJECT} AND {short_name} = names.name WHERE n.stale_at IS NULL), \
-symw AS (SELECT node, file, 1.0 / COUNT(*) OVER (PARTITION BY name) AS w FROM sym), \
-recent AS (SELECT DISTINCT value AS path FROM json_each(?{RECENT_FILES})), \
-near AS (\
-SELECT b.file_path AS file FROM recent \
-JOIN graph_nodes a ON a.project_id = ?{PROJECT} AND a.file_path = recent.path \
-JOIN graph_edges e ON e.project_id = ?{PROJECT} AND e.from_id = a.id AND e.stale_at IS NULL \
-JOIN graph_nodes b ON b.project_id = ?{PROJECT} AND b.id = e.to_id \
+CROSS JOIN graph_nodes n INDEXED BY idx_gn_short_name ON n.project_id = ?{PROJECT} \
+AND {short_name} = names.name WHERE n.stale_at IS NULL), \
+symw AS MATERIALIZED (SELECT node, file, 1.0 / COUNT(*) OVER (PARTITION BY name) AS w FROM sym), \
+recent AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{RECENT_FILES})), \
+near AS MATERIALIZED (\
+SELECT nto.file_path AS file FROM recent \
+CROSS JOIN graph_nodes nfrom INDEXED BY idx_gn_file ON nfrom.project_id = ?{PROJECT} AND nfrom.file_path = recent.path \
+CROSS JOIN graph_edges ge ON ge.project_id = ?{PROJECT} AND ge.from_id = nfrom.id AND ge.stale_at IS NULL \
+CROSS JOIN graph_nodes nto ON nto.project_id = ?{PROJECT} AND nto.id = ge.to_id \
 UNION \
-SELECT a.file_path FROM recent \
-JOIN graph_nodes b ON b.project_id = ?{PROJECT} AND b.file_path = recent.path \
-JOIN graph_edges e ON e.project_id = ?{PROJECT} AND e.to_id = b.id AND e.stale_at IS NULL \
-JOIN graph_nodes a ON a.project_id = ?{PROJECT} AND a.id = e.from_id \
+SELECT nfrom.file_path FROM recent \
+CROSS JOIN graph_nodes nto INDEXED BY idx_gn_file ON nto.project_id = ?{PROJECT} AND nto.file_path = recent.path \
+CROSS JOIN graph_edges ge INDEXED BY idx_ge_to ON ge.project_id = ?{PROJECT} AND ge.to_id = nto.id \
+AND ge.stale_at IS NULL \
+CROSS JOIN graph_nodes nfrom ON nfrom.project_id = ?{PROJECT} AND nfrom.id = ge.from_id \
 UNION \
-SELECT c.file_b FROM observer_co_access_edges c JOIN recent ON c.file_a = recent.path \
-WHERE c.project_id = ?{PROJECT} \
+SELECT co.file_b FROM recent CROSS JOIN observer_co_access_edges co \
+ON co.file_a = recent.path AND co.project_id = ?{PROJECT} \
 UNION \
-SELECT c.file_a FROM observer_co_access_edges c JOIN recent ON c.file_b = recent.path \
-WHERE c.project_id = ?{PROJECT}), \
+SELECT co.file_a FROM recent CROSS JOIN observer_co_access_edges co INDEXED BY idx_co_access_b \
+ON co.file_b = recent.path AND co.project_id = ?{PROJECT}), \
 gscore AS (\
 SELECT m.id AS id, symw.w AS s FROM symw \
-JOIN memories m ON m.project_id = ?{PROJECT} AND m.target_node_id = symw.node \
+CROSS JOIN memories m ON m.project_id = ?{PROJECT} AND m.target_node_id = symw.node \
 UNION ALL \
 SELECT mf.memory_id, 0.5 * symw.w FROM symw \
-JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = symw.file \
+CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = symw.file \
 UNION ALL \
 SELECT mf.memory_id, 0.5 FROM recent \
-JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = recent.path \
+CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = recent.path \
 UNION ALL \
 SELECT mf.memory_id, 0.3 FROM near \
-JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = near.file \
+CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = near.file \
 WHERE near.file NOT IN (SELECT path FROM recent)), \
-gr AS (SELECT m.id AS id, SUM(g.s) AS metric FROM gscore g JOIN memories m ON m.id = g.id \
-WHERE {filter} GROUP BY m.id ORDER BY metric DESC, m.id LIMIT ?{GRAPH_LIMIT}), "
+gr AS MATERIALIZED (SELECT m.id AS id, SUM(g.s) AS metric FROM gscore g \
+CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metric DESC, m.id LIMIT ?{GRAPH_LIMIT}), "
         )
     } else {
         format!("gr AS ({empty}), ")
     };
     let adjacency = if paths.adjacency {
         format!(
-            "cand AS (SELECT id FROM kw UNION SELECT id FROM dn UNION SELECT id FROM gr), \
-cfiles AS (SELECT DISTINCT f.value AS path FROM cand JOIN memories m ON m.id = cand.id, \
-json_each(m.related_files) f), \
-cnodes AS (SELECT n.id AS id, n.file_path AS path FROM cfiles \
-JOIN graph_nodes n ON n.project_id = ?{PROJECT} AND n.file_path = cfiles.path \
+            "cand AS MATERIALIZED (SELECT id FROM kw UNION SELECT id FROM dn UNION SELECT id FROM gr), \
+cfiles AS MATERIALIZED (SELECT DISTINCT f.value AS path FROM cand \
+CROSS JOIN memories m ON m.id = cand.id, json_each(m.related_files) f), \
+cnodes AS MATERIALIZED (SELECT n.id AS id, n.file_path AS path FROM cfiles \
+CROSS JOIN graph_nodes n INDEXED BY idx_gn_file ON n.project_id = ?{PROJECT} AND n.file_path = cfiles.path \
 WHERE n.stale_at IS NULL), \
 adj AS (\
-SELECT DISTINCT a.path AS a, b.path AS b FROM cnodes a \
-JOIN graph_edges e ON e.project_id = ?{PROJECT} AND e.from_id = a.id AND e.stale_at IS NULL \
-JOIN cnodes b ON b.id = e.to_id WHERE a.path <> b.path \
+SELECT DISTINCT src.path AS a, dst.path AS b FROM cnodes src \
+CROSS JOIN graph_edges ge ON ge.project_id = ?{PROJECT} AND ge.from_id = src.id AND ge.stale_at IS NULL \
+CROSS JOIN cnodes dst ON dst.id = ge.to_id WHERE src.path <> dst.path \
 UNION \
-SELECT c.file_a, c.file_b FROM observer_co_access_edges c \
-WHERE c.project_id = ?{PROJECT} AND c.file_a IN (SELECT path FROM cfiles) \
-AND c.file_b IN (SELECT path FROM cfiles)) "
+SELECT co.file_a, co.file_b FROM observer_co_access_edges co \
+WHERE co.project_id = ?{PROJECT} AND co.file_a IN (SELECT path FROM cfiles) \
+AND co.file_b IN (SELECT path FROM cfiles)) "
         )
     } else {
         "adj AS (SELECT NULL AS a, NULL AS b WHERE 0) ".to_owned()
     };
     let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
     format!(
-        "WITH {keyword_ctes}dn AS ({dense}), {graph_ctes}{adjacency}\
+        "WITH {keyword_ctes}dn AS MATERIALIZED ({dense}), {graph_ctes}{adjacency}\
 SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
 SELECT 'keyword' AS kind, id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) AS rank FROM kw \
 UNION ALL \
 SELECT 'dense', id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) FROM dn \
 UNION ALL \
 SELECT 'graph', id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) FROM gr\
-) h JOIN memories m ON m.id = h.id \
+) h CROSS JOIN memories m ON m.id = h.id \
 UNION ALL \
 SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL"
     )
