@@ -53,8 +53,8 @@ pub fn search(response: &SearchResponse, json: bool, explain: bool) {
             let path = |name: &str, p: &Option<engram::PathScore>| {
                 p.map(|p| {
                     format!(
-                        "{name} #{} ({:.3}) × {:.2} = {:.5}",
-                        p.rank, p.metric, p.weight, p.contribution
+                        "{name} #{} ({:.3}) × {:.2} × {:.2} = {:.5}",
+                        p.rank, p.metric, p.weight, p.scale, p.contribution
                     )
                 })
             };

@@ -39,7 +39,10 @@ pub struct PathScore {
     pub metric: f64,
     /// The path's weight for this query type.
     pub weight: f64,
-    /// `weight / (k + rank)`.
+    /// For the dense path, how the hit's cosine compares with the best of this query:
+    /// `(cosine / best)²`; 1 for the keyword and graph paths.
+    pub scale: f64,
+    /// `weight / (k + rank) × scale`.
     pub contribution: f64,
 }
 

@@ -11,6 +11,9 @@ use crate::candidate::{sort_by_score, Candidate, PathHit, PathKind, PathScore};
 /// The RRF constant: a path's contribution is `weight / (RRF_K + rank)`.
 pub const RRF_K: f64 = 60.0;
 
+/// The power of a dense hit's relative cosine in its contribution (see [`fuse`]).
+pub const SCALE_EXPONENT: i32 = 2;
+
 /// How many of the keyword path's best results [`PathWeights::adapted`] checks.
 pub const AGREEMENT_DEPTH: u32 = 10;
 
@@ -120,8 +123,18 @@ impl CandidatePool {
     }
 }
 
-/// Sets each candidate's fused score `Σ weight(path) / (k + rank)` and its per-path
-/// breakdown, then orders them best first.
+/// Sets each candidate's fused score and its per-path breakdown, then orders them best
+/// first. A path's contribution is its weighted reciprocal rank; the dense path's is also
+/// scaled by how the hit's cosine compares with the best cosine for this query:
+/// `weight / (k + rank) × (cosine / best cosine)²`.
+///
+/// Plain RRF sees only ranks: with k = 60, ranks 1 and 5 of the dense path differ by 6%,
+/// so any keyword hit reorders the dense path's top even when its cosine is far below the
+/// best. Cosine is bounded and comparable between the hits of one query, so the scale
+/// lets a clear dense winner stay ahead while each path is still compared only with
+/// itself. BM25 and graph metrics are not scaled: their magnitudes depend on query length
+/// and term statistics (a long issue text spreads BM25 thinly over many terms), and
+/// scaling BM25 too cost SWE-bench localization Acc@5 0.68 → 0.59.
 ///
 /// ```
 /// use engram_retrieval::fusion::{fuse, CandidatePool, PathWeights};
@@ -134,21 +147,37 @@ impl CandidatePool {
 /// let mut pool = CandidatePool::default();
 /// pool.add(PathKind::Keyword, 1, 9.0, memory("a"));
 /// pool.add(PathKind::Dense, 1, 0.8, memory("b"));
+/// pool.add(PathKind::Dense, 2, 0.4, memory("a"));
 /// let weights = PathWeights { keyword: 0.5, dense: 0.2, graph: 0.3 };
 /// let ranked = fuse(pool.into_candidates(), &weights);
 /// assert_eq!(ranked[0].memory.id, "a");
-/// assert!((ranked[0].breakdown.fused - 0.5 / 61.0).abs() < 1e-12);
+/// // a: keyword rank 1, dense rank 2 at half the best cosine.
+/// let expected = 0.5 / 61.0 + 0.2 / 62.0 * 0.25;
+/// assert!((ranked[0].breakdown.fused - expected).abs() < 1e-12);
 /// ```
 pub fn fuse(mut candidates: Vec<Candidate>, weights: &PathWeights) -> Vec<Candidate> {
+    let best = |path: PathKind| {
+        candidates
+            .iter()
+            .filter_map(|c| c.hit(path).map(|h| h.metric))
+            .fold(0.0f64, f64::max)
+    };
+    let best_dense = best(PathKind::Dense);
     for candidate in &mut candidates {
         let score = |path: PathKind| {
             candidate.hit(path).map(|hit| {
                 let weight = weights.of(path);
+                let best = match path {
+                    PathKind::Dense => best_dense,
+                    PathKind::Keyword | PathKind::Graph => 0.0,
+                };
+                let scale = relative_scale(hit.metric, best);
                 PathScore {
                     rank: hit.rank,
                     metric: hit.metric,
                     weight,
-                    contribution: weight / (RRF_K + f64::from(hit.rank)),
+                    scale,
+                    contribution: weight / (RRF_K + f64::from(hit.rank)) * scale,
                 }
             })
         };
@@ -172,6 +201,15 @@ pub fn fuse(mut candidates: Vec<Candidate>, weights: &PathWeights) -> Vec<Candid
     candidates
 }
 
+/// `(metric / best)^SCALE_EXPONENT` clamped to `[0, 1]`; 1 when the path has no positive
+/// best (nothing to compare with) or the metric is not a number.
+fn relative_scale(metric: f64, best: f64) -> f64 {
+    if best <= 0.0 || !metric.is_finite() {
+        return 1.0;
+    }
+    (metric / best).clamp(0.0, 1.0).powi(SCALE_EXPONENT)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,11 +229,16 @@ mod tests {
         let ids: Vec<&str> = ranked.iter().map(|c| c.memory.id.as_str()).collect();
         assert_eq!(ids, ["b", "c", "a"]);
         let b = &ranked[0].breakdown;
+        // Keyword hits are not scaled; dense rank 1 is the best cosine.
         assert!((b.fused - (0.25 / 62.0 + 0.5 / 61.0)).abs() < 1e-15);
         assert_eq!(b.keyword.map(|k| k.rank), Some(2));
+        assert_eq!(b.keyword.map(|k| k.scale), Some(1.0));
         assert_eq!(b.dense.map(|d| d.weight), Some(0.5));
         let c = &ranked[1].breakdown;
-        assert!((c.fused - (0.5 / 62.0 + 0.25 / 63.0)).abs() < 1e-15);
+        // Dense at 0.8 of the best 0.9; the graph path is never scaled.
+        let dense_scale = (0.8f64 / 0.9).powi(2);
+        assert!((c.fused - (0.5 / 62.0 * dense_scale + 0.25 / 63.0)).abs() < 1e-15);
+        assert_eq!(c.graph.map(|g| g.scale), Some(1.0));
         assert!((ranked[2].breakdown.fused - 0.25 / 61.0).abs() < 1e-15);
     }
 

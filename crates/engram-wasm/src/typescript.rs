@@ -99,7 +99,7 @@ export interface SearchQuery {
 }
 /** One path's part in a fused score: rank, its own metric (BM25, cosine similarity or graph
  * score), the path weight for the query type, and `weight / (60 + rank)`. */
-export interface PathScore { rank: number; metric: number; weight: number; contribution: number; }
+export interface PathScore { rank: number; metric: number; weight: number; scale: number; contribution: number; }
 export interface Breakdown {
   keyword?: PathScore; dense?: PathScore; graph?: PathScore;
   fused: number; graphBoost: number; boostedBy?: string[];

@@ -14,6 +14,10 @@ pub(crate) const DENSE_CANDIDATES: u32 = 30;
 pub(crate) const GRAPH_CANDIDATES: u32 = 15;
 
 /// Parameter numbers of the statement.
+///
+/// Limits are written `LIMIT ?n + 0`: recent SQLite reads a bare `LIMIT ?n` at prepare
+/// time and then expires the prepared statement whenever that parameter is bound again,
+/// which made every search recompile its (large) statement.
 pub(crate) mod param {
     pub const PROJECT: usize = 1;
     pub const MATCH: usize = 2;
@@ -96,7 +100,7 @@ SELECT rowid AS rid, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memo
 WHERE memories_fts MATCH ?{MATCH} ORDER BY metric DESC LIMIT ?{KEYWORD_LIMIT} * 4) r \
 CROSS JOIN memories_fts x ON x.rowid = r.rid) f \
 CROSS JOIN memories m ON m.id = f.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT}), \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0), \
 kw AS MATERIALIZED (SELECT id, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} \
 UNION ALL SELECT id, metric FROM (\
 SELECT m.id AS id, g.metric AS metric FROM (\
@@ -104,7 +108,7 @@ SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memorie
 WHERE memories_fts MATCH ?{MATCH} \
 LIMIT CASE WHEN (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} THEN 0 ELSE -1 END) g \
 CROSS JOIN memories m ON m.id = g.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT})), "
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0)), "
         )
     } else {
         format!("kw AS ({empty}), ")
@@ -115,13 +119,13 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT})), "
             "SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
 FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter} \
-ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT}"
+ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
         ),
         DenseSource::Index(table) => format!(
             "SELECT m.id AS id, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric \
 FROM vector_top_k('{table}_ann', ?{VECTOR}, ?{ANN_CANDIDATES}) AS t \
 JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT}"
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
         ),
     };
     let short_name = NODE_SHORT_NAME.replace("label", "n.label");
@@ -169,7 +173,7 @@ SELECT mf.memory_id, 0.3 FROM near \
 CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = near.file \
 WHERE near.file NOT IN (SELECT path FROM recent)), \
 gr AS MATERIALIZED (SELECT m.id AS id, SUM(g.s) AS metric FROM gscore g \
-CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metric DESC, m.id LIMIT ?{GRAPH_LIMIT}), "
+CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metric DESC, m.id LIMIT ?{GRAPH_LIMIT} + 0), "
         )
     } else {
         format!("gr AS ({empty}), ")
