@@ -16,6 +16,10 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 
 pub use functions::register_vector_functions;
 
+/// How many prepared statements are kept per connection: compiling the search's candidate
+/// statement costs more than running it on a small database.
+const STATEMENT_CACHE: usize = 64;
+
 /// A SQLite database: in memory, or a file where the platform has a file system.
 pub struct SqliteDatabase {
     conn: rusqlite::Connection,
@@ -39,11 +43,15 @@ impl SqliteDatabase {
         register_vector_functions(&conn).map_err(engine)?;
         conn.execute_batch("PRAGMA foreign_keys = ON")
             .map_err(engine)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(SqliteDatabase { conn, name })
     }
 
     fn run(&self, statement: &Statement) -> Result<Rows, SqlError> {
-        let mut stmt = self.conn.prepare(&statement.sql).map_err(sql_error)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&statement.sql)
+            .map_err(sql_error)?;
         let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
         for (i, value) in statement.params.iter().enumerate() {
             stmt.raw_bind_parameter(i + 1, Bind(value))
