@@ -95,3 +95,48 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
     }
     let _ = std::fs::remove_file(path);
 }
+
+/// A term in at least half the memories ranks nothing under FTS5's BM25 (its idf is
+/// clamped to 1e-6), so the keyword path leaves it out of the MATCH: a memory that only
+/// shares that term is no longer a keyword candidate, while a query made only of such
+/// terms still matches them.
+#[tokio::test]
+async fn terms_in_half_the_memories_are_left_out_of_the_match() {
+    let path = temp_db("common-terms");
+    let db = LocalDatabase::open(path.to_str().expect("utf-8 temp path"))
+        .await
+        .expect("db");
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .expect("open");
+    for text in [
+        "deploying the widget service needs a restart",
+        "widgets render slowly in the dashboard",
+        "the widget cache is flushed on login",
+        "postgres vacuum runs nightly",
+    ] {
+        engram
+            .remember(engram::NewMemory::new(engram::MemoryType::Gotcha, text))
+            .await
+            .expect("remember");
+    }
+    let keyword = |text: &str| {
+        let mut query = SearchQuery::new(text);
+        query.mode = engram::SearchMode::Keyword;
+        query
+    };
+    // "widgets" is indexed as "widget", which 3 of the 4 memories contain.
+    let found = engram
+        .search(&keyword("widgets postgres"))
+        .await
+        .expect("search");
+    let contents: Vec<&str> = found
+        .hits
+        .iter()
+        .map(|h| h.memory.content.as_str())
+        .collect();
+    assert_eq!(contents, ["postgres vacuum runs nightly"]);
+    let only_common = engram.search(&keyword("widgets")).await.expect("search");
+    assert_eq!(only_common.hits.len(), 3, "{:?}", only_common.hits);
+    let _ = std::fs::remove_file(path);
+}

@@ -11,6 +11,7 @@
 
 pub mod context;
 pub mod memory;
+pub mod porter;
 pub mod query;
 pub mod schema;
 pub mod secrets;

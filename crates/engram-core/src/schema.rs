@@ -245,9 +245,12 @@ pub const NODE_SHORT_NAME: &str = "replace(label, rtrim(label, replace(label, '.
 
 /// Version 5: the candidate statement finds co-access partners from either end, and names
 /// its indexes (`INDEXED BY`) so the plan never depends on the planner's guesses about
-/// tables without statistics.
-const RETRIEVAL_INDEXES: &[&str] = &["CREATE INDEX IF NOT EXISTS idx_co_access_b \
-ON observer_co_access_edges(file_b, project_id)"];
+/// tables without statistics; the keyword index's vocabulary (document frequency per
+/// stemmed term) lets a search leave out terms too common to rank anything.
+const RETRIEVAL_INDEXES: &[&str] = &[
+    "CREATE INDEX IF NOT EXISTS idx_co_access_b ON observer_co_access_edges(file_b, project_id)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab(memories_fts, 'row')",
+];
 
 /// Version 3: what the graph path of retrieval looks up. `memory_files` lists each memory's
 /// related files (kept by `remember`, backfilled here) so memories near a file are found by

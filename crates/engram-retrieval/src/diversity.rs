@@ -56,22 +56,25 @@ pub fn mmr(candidates: Vec<Candidate>) -> Vec<Candidate> {
     let words: Vec<&TermSet> = rest.iter().map(Candidate::content_terms).collect();
     let mut remaining: Vec<usize> = (0..rest.len()).collect();
     let mut order: Vec<usize> = Vec::with_capacity(rest.len());
+    // Each candidate's highest overlap with anything picked so far, updated against each
+    // new pick only (so the whole reordering compares each pair once).
+    let mut redundancy = vec![0.0f64; rest.len()];
     while !remaining.is_empty() {
         let mut pick = 0;
         let mut pick_value = f64::NEG_INFINITY;
         for (slot, &i) in remaining.iter().enumerate() {
             let relevance = rest[i].breakdown.score / best;
-            let redundancy = order
-                .iter()
-                .map(|&j| words[i].jaccard(words[j]))
-                .fold(0.0, f64::max);
-            let value = MMR_LAMBDA * relevance - (1.0 - MMR_LAMBDA) * redundancy;
+            let value = MMR_LAMBDA * relevance - (1.0 - MMR_LAMBDA) * redundancy[i];
             if value > pick_value {
                 pick_value = value;
                 pick = slot;
             }
         }
-        order.push(remaining.remove(pick));
+        let picked = remaining.remove(pick);
+        for &i in &remaining {
+            redundancy[i] = redundancy[i].max(words[i].jaccard(words[picked]));
+        }
+        order.push(picked);
     }
     let mut slots: Vec<Option<Candidate>> = rest.into_iter().map(Some).collect();
     let mut out: Vec<Candidate> = order.into_iter().filter_map(|i| slots[i].take()).collect();

@@ -283,6 +283,7 @@ impl<D: Database> Engram<D> {
                 .as_deref()
                 .map_or(Value::Null, Value::from),
         );
+        set(param::TERMS, term_stems(&analysis.tokens));
         if let (Some(v), Some(embedder)) = (vector, &self.embedding) {
             set(param::VECTOR, Value::Blob(vector::to_blob(v)));
             set(param::MODEL, Value::from(embedder.model_id()));
@@ -375,6 +376,21 @@ impl<D: Database> Engram<D> {
             }
         }
     }
+}
+
+/// `[[token, stem], …]` for the keyword tokens that reach the MATCH: the stem under which
+/// FTS5's Porter tokenizer indexes a single-term token, or null for a token FTS5 reads as a
+/// phrase (`max_retries` is `max retries`), whose frequency is not looked up.
+fn term_stems(tokens: &[String]) -> Value {
+    let pairs: Vec<(&str, Option<String>)> = tokens
+        .iter()
+        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .map(|t| {
+            let single = t.chars().all(|c| c.is_alphanumeric());
+            (t.as_str(), single.then(|| engram_core::porter::stem(t)))
+        })
+        .collect();
+    Value::from(serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()))
 }
 
 fn first_rows(results: Vec<Result<Rows, engram_store::SqlError>>) -> Result<Rows, EngramError> {

@@ -36,8 +36,9 @@ pub(crate) mod param {
     pub const DENSE_LIMIT: usize = 15;
     pub const GRAPH_LIMIT: usize = 16;
     pub const ANN_CANDIDATES: usize = 17;
+    pub const TERMS: usize = 18;
     /// How many parameters the statement binds.
-    pub const COUNT: usize = 17;
+    pub const COUNT: usize = 18;
 }
 
 /// How the dense path finds neighbours.
@@ -92,12 +93,24 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // whose LIMIT is 0 unless needed, because SQLite evaluates a condition holding a
     // subquery per row rather than once; `CROSS JOIN` keeps the matches as the outer
     // loop (the planner otherwise scans every memory of the project).
+    // Terms in at least half the rows are left out of the MATCH: FTS5's BM25 gives them an
+    // idf of 1e-6, so they rank nothing, yet scoring every row they match is most of a
+    // search's time on a large memory. `?TERMS` pairs each single-term token with its
+    // Porter stem; the vocabulary gives the stem's document frequency (a stem it does not
+    // know keeps its token). If every term is that common, the full expression runs.
     let keyword_ctes = if paths.keyword {
         format!(
-            "kwfast AS MATERIALIZED (SELECT m.id AS id, f.metric AS metric FROM (\
+            "kwterms AS MATERIALIZED (SELECT json_extract(value, '$[0]') AS token, \
+json_extract(value, '$[1]') AS stem FROM json_each(?{TERMS})), \
+kwkept AS MATERIALIZED (SELECT t.token AS token FROM kwterms t WHERE t.stem IS NULL \
+OR 2 * coalesce((SELECT voc.doc FROM memories_fts_vocab voc WHERE voc.term = t.stem), 0) \
+< (SELECT count(*) FROM memories_fts_docsize)), \
+kwexpr AS MATERIALIZED (SELECT CASE WHEN EXISTS (SELECT 1 FROM kwkept) \
+THEN (SELECT group_concat('\"' || token || '\"', ' OR ') FROM kwkept) ELSE ?{MATCH} END AS e), \
+kwfast AS MATERIALIZED (SELECT m.id AS id, f.metric AS metric FROM (\
 SELECT x.memory_id AS memory_id, r.metric AS metric FROM (\
 SELECT rowid AS rid, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
-WHERE memories_fts MATCH ?{MATCH} ORDER BY metric DESC LIMIT ?{KEYWORD_LIMIT} * 4) r \
+WHERE memories_fts MATCH (SELECT e FROM kwexpr) ORDER BY metric DESC LIMIT ?{KEYWORD_LIMIT} * 4) r \
 CROSS JOIN memories_fts x ON x.rowid = r.rid) f \
 CROSS JOIN memories m ON m.id = f.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0), \
@@ -105,7 +118,7 @@ kw AS MATERIALIZED (SELECT id, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kw
 UNION ALL SELECT id, metric FROM (\
 SELECT m.id AS id, g.metric AS metric FROM (\
 SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
-WHERE memories_fts MATCH ?{MATCH} \
+WHERE memories_fts MATCH (SELECT e FROM kwexpr) \
 LIMIT CASE WHEN (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} THEN 0 ELSE -1 END) g \
 CROSS JOIN memories m ON m.id = g.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0)), "
