@@ -75,13 +75,11 @@ AND m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE}))"
     )
 }
 
-/// The candidate statement for `paths`. The last parameter is always referenced (in a
-/// condition that is always true) so that engines which refuse bindings beyond the
-/// statement's highest parameter accept every variant.
-///
 /// The candidate statement for `paths`. Rows: `kind` (`keyword`, `dense`, `graph` or `adj`),
 /// rank, metric, then [`MEMORY_COLUMNS`] for hits; for `adj` rows the second column is one
-/// file and the fourth the other, the rest NULL.
+/// file and the fourth the other, the rest NULL. The last parameter is always referenced
+/// (in a condition that is always true) so that engines which refuse bindings beyond the
+/// statement's highest parameter accept every variant.
 pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     use param::*;
     let filter = filter();
