@@ -48,7 +48,6 @@ impl<D: Database> Engram<D> {
         let mut mark = clock.now_micros();
         timings.analysis = mark - started;
 
-        let keyword = query.mode != SearchMode::Dense && analysis.match_expression.is_some();
         let mut query_vector = None;
         if query.mode != SearchMode::Keyword {
             match &self.embedding {
@@ -69,21 +68,8 @@ impl<D: Database> Engram<D> {
         timings.embed = now - mark;
         mark = now;
 
-        let graph = query.mode == SearchMode::Hybrid
-            && query.stages.graph
-            && (!analysis.identifiers.is_empty() || !query.context.recent_files.is_empty());
-        let dense = match (&query_vector, &self.vector_index) {
-            (None, _) => DenseSource::Off,
-            (Some(_), Some(index)) => DenseSource::Index(index.table()),
-            (Some(_), None) => DenseSource::Exact,
-        };
-        let paths = Paths {
-            keyword,
-            dense,
-            graph,
-            adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
-        };
-        let any_path = keyword || query_vector.is_some() || graph;
+        let paths = self.paths(query, &analysis, query_vector.is_some());
+        let any_path = paths.keyword || query_vector.is_some() || paths.graph;
         let (mut candidates, adjacency) = if any_path {
             let statement = Statement::with_params(
                 sql::candidates(&paths),
@@ -242,16 +228,7 @@ impl<D: Database> Engram<D> {
             }
             _ => None,
         };
-        let paths = Paths {
-            keyword: query.mode != SearchMode::Dense && analysis.match_expression.is_some(),
-            dense: match (&vector, &self.vector_index) {
-                (None, _) => DenseSource::Off,
-                (Some(_), Some(index)) => DenseSource::Index(index.table()),
-                (Some(_), None) => DenseSource::Exact,
-            },
-            graph: query.mode == SearchMode::Hybrid && query.stages.graph,
-            adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
-        };
+        let paths = self.paths(query, &analysis, vector.is_some());
         let statement = Statement::with_params(
             format!("EXPLAIN QUERY PLAN {}", sql::candidates(&paths)),
             self.candidate_params(query, &analysis, vector.as_deref()),
@@ -265,6 +242,28 @@ impl<D: Database> Engram<D> {
                     .and_then(|v| Ok(v.as_text("plan detail")?.to_owned()))
             })
             .collect()
+    }
+
+    /// Which paths the candidate statement runs for `query` (`dense` when there is a
+    /// query vector).
+    fn paths(
+        &self,
+        query: &SearchQuery,
+        analysis: &engram_retrieval::QueryAnalysis,
+        dense: bool,
+    ) -> Paths<'_> {
+        Paths {
+            keyword: query.mode != SearchMode::Dense && analysis.match_expression.is_some(),
+            dense: match (dense, &self.vector_index) {
+                (false, _) => DenseSource::Off,
+                (true, Some(index)) => DenseSource::Index(index.table()),
+                (true, None) => DenseSource::Exact,
+            },
+            graph: query.mode == SearchMode::Hybrid
+                && query.stages.graph
+                && (!analysis.identifiers.is_empty() || !query.context.recent_files.is_empty()),
+            adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
+        }
     }
 
     fn candidate_params(

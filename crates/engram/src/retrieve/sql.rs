@@ -95,7 +95,9 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // idf of 1e-6, so they rank nothing, yet scoring every row they match is most of a
     // search's time on a large memory. `?TERMS` pairs each single-term token with its
     // Porter stem; the vocabulary gives the stem's document frequency (a stem it does not
-    // know keeps its token). If every term is that common, the full expression runs.
+    // know keeps its token). If every term is that common, the full expression runs; and
+    // the exact form always uses the full expression, so a memory that only shares common
+    // terms is still found when the rarer terms match fewer than `limit` memories.
     let keyword_ctes = if paths.keyword {
         format!(
             "kwterms AS MATERIALIZED (SELECT json_extract(value, '$[0]') AS token, \
@@ -116,7 +118,7 @@ kw AS MATERIALIZED (SELECT id, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kw
 UNION ALL SELECT id, metric FROM (\
 SELECT m.id AS id, g.metric AS metric FROM (\
 SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
-WHERE memories_fts MATCH (SELECT e FROM kwexpr) \
+WHERE memories_fts MATCH ?{MATCH} \
 LIMIT CASE WHEN (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} THEN 0 ELSE -1 END) g \
 CROSS JOIN memories m ON m.id = g.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0)), "
