@@ -4,14 +4,16 @@
 //! are updated, and no secret from a tool result reaches a stored memory.
 
 mod common;
+mod file_db;
 
-use common::{temp_db, FakeWordEmbedder};
+use common::FakeWordEmbedder;
 use engram::observer::{
     Event, Outcome, PathNormalizer, Scratchpad, SessionKind, ToolCall, ToolResult,
 };
-use engram::{Engram, EngramConfig, Host, MemorySource, SearchQuery};
+use engram::{MemorySource, SearchQuery};
 use engram_libsql::LocalDatabase;
 use engram_store::{Database, Statement};
+use file_db::{open_db, open_engram, remove_db};
 use serde_json::json;
 
 fn session(id: &str, commands: &[(&str, &str, bool)]) -> Scratchpad {
@@ -49,25 +51,6 @@ fn typical(id: &str) -> Scratchpad {
             ),
         ],
     )
-}
-
-async fn open_db(name: &str) -> (std::path::PathBuf, LocalDatabase) {
-    let path = temp_db(name);
-    let db = LocalDatabase::open(path.to_str().unwrap())
-        .await
-        .expect("open");
-    (path, db)
-}
-
-async fn open_engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
-    Engram::open(db, EngramConfig::default(), Host::native())
-        .await
-        .expect("engram")
-}
-
-fn remove_db(db: LocalDatabase, path: std::path::PathBuf) {
-    drop(db);
-    let _ = std::fs::remove_file(path);
 }
 
 async fn count(db: &LocalDatabase, sql: &str) -> i64 {

@@ -3,13 +3,14 @@
 //! request (rusqlite runs the scenario in `sqlite.rs`).
 
 mod common;
+mod file_db;
 
-use common::{nonce, temp_db, CountingTransport};
+use common::{nonce, CountingTransport};
 use engram::{Engram, EngramConfig, Host, SearchQuery};
 use engram_conformance::retrieval::retrieval_suite;
 use engram_hrana::HranaClient;
-use engram_libsql::LocalDatabase;
 use engram_testserver::{ServerConfig, TestServer};
+use file_db::{open_db, open_engram, remove_db};
 
 #[tokio::test]
 async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
@@ -23,13 +24,8 @@ async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
         .expect("open");
     let over_http = retrieval_suite(&remote).await;
 
-    let path = temp_db("retrieval");
-    let db = LocalDatabase::open(path.to_str().expect("utf-8 temp path"))
-        .await
-        .expect("db");
-    let local = Engram::open(&db, EngramConfig::default(), Host::native())
-        .await
-        .expect("open");
+    let (path, db) = open_db("retrieval").await;
+    let local = open_engram(&db).await;
     let on_file = retrieval_suite(&local).await;
     assert_eq!(over_http, on_file);
 
@@ -46,7 +42,7 @@ async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
         remote.search(&query).await.expect("search");
         assert_eq!(transport.requests.get() - before, 1, "{text}");
     }
-    let _ = std::fs::remove_file(path);
+    remove_db(db, path);
 }
 
 /// Every lookup of the candidate statement goes through an index: the plan never scans a
@@ -56,13 +52,8 @@ async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
 /// candidate, which is how 10K-memory searches once took 8 ms.
 #[tokio::test]
 async fn the_candidate_statement_reaches_every_table_by_index() {
-    let path = temp_db("plan");
-    let db = LocalDatabase::open(path.to_str().expect("utf-8 temp path"))
-        .await
-        .expect("db");
-    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
-        .await
-        .expect("open");
+    let (path, db) = open_db("plan").await;
+    let engram = open_engram(&db).await;
     // The statement's aliases for stored tables. (No embedder: the exact dense path reads
     // every live memory of the project by design.)
     let stored = ["m", "mf", "n", "nfrom", "nto", "ge", "co", "v"];
@@ -93,7 +84,7 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
             }
         }
     }
-    let _ = std::fs::remove_file(path);
+    remove_db(db, path);
 }
 
 /// A term in at least half the memories ranks nothing under FTS5's BM25 (its idf is
@@ -103,13 +94,8 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
 /// of common terms matches them all.
 #[tokio::test]
 async fn leaving_out_common_terms_changes_no_result() {
-    let path = temp_db("common-terms");
-    let db = LocalDatabase::open(path.to_str().expect("utf-8 temp path"))
-        .await
-        .expect("db");
-    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
-        .await
-        .expect("open");
+    let (path, db) = open_db("common-terms").await;
+    let engram = open_engram(&db).await;
     for text in [
         "deploying the widget service needs a restart",
         "widgets render slowly in the dashboard",
@@ -140,5 +126,5 @@ async fn leaving_out_common_terms_changes_no_result() {
     assert_eq!(contents[0], "postgres vacuum runs nightly");
     let only_common = engram.search(&keyword("widgets")).await.expect("search");
     assert_eq!(only_common.hits.len(), 3, "{:?}", only_common.hits);
-    let _ = std::fs::remove_file(path);
+    remove_db(db, path);
 }

@@ -87,14 +87,13 @@ pub fn term_coverage(tokens: &[String], candidate: &Candidate) -> f64 {
             content.contains(hash)
                 || extra
                     .get_or_insert_with(|| {
-                        TermSet::of(&m.tags.iter().chain(&m.related_files).fold(
-                            String::new(),
-                            |mut all, s| {
-                                all.push(' ');
-                                all.push_str(s);
-                                all
-                            },
-                        ))
+                        let extra: Vec<&str> = m
+                            .tags
+                            .iter()
+                            .chain(&m.related_files)
+                            .map(String::as_str)
+                            .collect();
+                        TermSet::of(&extra.join(" "))
                     })
                     .contains(hash)
         })

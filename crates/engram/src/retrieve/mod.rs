@@ -132,12 +132,9 @@ impl<D: Database> Engram<D> {
                             let vector = vectors.pop();
                             let hyde_paths = Paths {
                                 keyword: false,
-                                dense: match &self.vector_index {
-                                    Some(index) => DenseSource::Index(index.table()),
-                                    None => DenseSource::Exact,
-                                },
                                 graph: false,
                                 adjacency: false,
+                                ..self.paths(query, &analysis, true)
                             };
                             let statement = Statement::with_params(
                                 sql::candidates(&hyde_paths),

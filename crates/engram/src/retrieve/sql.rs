@@ -13,6 +13,10 @@ pub(crate) const DENSE_CANDIDATES: u32 = 30;
 /// Graph candidates (graph top 15).
 pub(crate) const GRAPH_CANDIDATES: u32 = 15;
 
+/// The keyword path's score, higher is better: BM25 with the content counted once, tags
+/// three times and file paths twice (the memory id column is not searched).
+const BM25: &str = "-bm25(memories_fts, 0.0, 1.0, 3.0, 2.0)";
+
 /// Parameter numbers of the statement.
 ///
 /// Limits are written `LIMIT ?n + 0`: recent SQLite reads a bare `LIMIT ?n` at prepare
@@ -109,7 +113,7 @@ kwexpr AS MATERIALIZED (SELECT CASE WHEN EXISTS (SELECT 1 FROM kwkept) \
 THEN (SELECT group_concat('\"' || token || '\"', ' OR ') FROM kwkept) ELSE ?{MATCH} END AS e), \
 kwfast AS MATERIALIZED (SELECT m.id AS id, f.metric AS metric FROM (\
 SELECT x.memory_id AS memory_id, r.metric AS metric FROM (\
-SELECT rowid AS rid, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
+SELECT rowid AS rid, {BM25} AS metric FROM memories_fts \
 WHERE memories_fts MATCH (SELECT e FROM kwexpr) ORDER BY metric DESC LIMIT ?{KEYWORD_LIMIT} * 4) r \
 CROSS JOIN memories_fts x ON x.rowid = r.rid) f \
 CROSS JOIN memories m ON m.id = f.memory_id \
@@ -117,7 +121,7 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0), \
 kw AS MATERIALIZED (SELECT id, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} \
 UNION ALL SELECT id, metric FROM (\
 SELECT m.id AS id, g.metric AS metric FROM (\
-SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS metric FROM memories_fts \
+SELECT memory_id, {BM25} AS metric FROM memories_fts \
 WHERE memories_fts MATCH ?{MATCH} \
 LIMIT CASE WHEN (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} THEN 0 ELSE -1 END) g \
 CROSS JOIN memories m ON m.id = g.memory_id \

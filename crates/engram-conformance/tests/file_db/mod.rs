@@ -1,0 +1,32 @@
+//! engram on an embedded libSQL file, for the test binaries that use one. (Kept out of
+//! `common.rs`: the rusqlite test binary must not link libSQL's SQLite as well.)
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use engram::{Engram, EngramConfig, Host};
+use engram_libsql::LocalDatabase;
+
+use crate::common::temp_db;
+
+/// A fresh embedded libSQL file in the temp folder, and its path.
+pub async fn open_db(name: &str) -> (PathBuf, LocalDatabase) {
+    let path = temp_db(name);
+    let db = LocalDatabase::open(path.to_str().expect("utf-8 temp path"))
+        .await
+        .expect("open");
+    (path, db)
+}
+
+/// engram on `db` with the default project and the native host.
+pub async fn open_engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
+    Engram::open(db, EngramConfig::default(), Host::native())
+        .await
+        .expect("engram")
+}
+
+/// Closes `db` and deletes its file.
+pub fn remove_db(db: LocalDatabase, path: PathBuf) {
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}
