@@ -9,7 +9,7 @@
 //! (a compat or config module everything imports) is weak evidence of relevance to any of
 //! them, so it moves up less than a file whose neighbours are mostly the top files.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 use crate::candidate::{sort_by_score, Candidate};
 use crate::fusion::RRF_K;
@@ -24,7 +24,6 @@ pub const BOOST_WEIGHT: f64 = 0.3;
 /// Files that neighbour each other (undirected), from the graph and co-access edges.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileAdjacency {
-    pairs: HashSet<(String, String)>,
     neighbours: HashMap<String, BTreeSet<String>>,
 }
 
@@ -34,17 +33,14 @@ impl FileAdjacency {
         if a == b {
             return;
         }
-        let (x, y) = if a < b { (a, b) } else { (b, a) };
-        if self.pairs.insert((x.to_owned(), y.to_owned())) {
-            self.neighbours
-                .entry(a.to_owned())
-                .or_default()
-                .insert(b.to_owned());
-            self.neighbours
-                .entry(b.to_owned())
-                .or_default()
-                .insert(a.to_owned());
-        }
+        self.neighbours
+            .entry(a.to_owned())
+            .or_default()
+            .insert(b.to_owned());
+        self.neighbours
+            .entry(b.to_owned())
+            .or_default()
+            .insert(a.to_owned());
     }
 
     /// The files that neighbour `file`.
@@ -54,18 +50,18 @@ impl FileAdjacency {
 
     /// Whether `a` and `b` neighbour each other.
     pub fn neighbours(&self, a: &str, b: &str) -> bool {
-        let (x, y) = if a < b { (a, b) } else { (b, a) };
-        self.pairs.contains(&(x.to_owned(), y.to_owned()))
+        self.neighbours.get(a).is_some_and(|n| n.contains(b))
     }
 
     /// Number of recorded pairs.
     pub fn len(&self) -> usize {
-        self.pairs.len()
+        // Each pair is recorded from both ends.
+        self.neighbours.values().map(BTreeSet::len).sum::<usize>() / 2
     }
 
     /// Whether nothing is recorded.
     pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
+        self.neighbours.is_empty()
     }
 }
 
