@@ -1,7 +1,7 @@
-// Search latency in Node on the npm package's wasm and its in-wasm SQLite, keyword + graph
-// paths (no model, so the query embedding is excluded by construction):
-// `node bench/search_wasm.mjs [SIZES] [QUERIES]` (after scripts/build-pkg.sh; default
-// `1000,10000 100`). The corpus and queries follow the native `search_bench` example's
+// Search latency in Node on the npm package's wasm and its in-wasm SQLite: keyword + graph
+// paths, then hybrid with the dense path by exact scan and from resident vectors (query
+// embedding excluded): `node bench/search_wasm.mjs [SIZES] [QUERIES]` (after
+// scripts/build-pkg.sh; default `1000,10000 100`; `BENCH_KEYWORD_ONLY=1` for the first). The corpus and queries follow the native `search_bench` example's
 // recipe (same generator, same seeds), so the two are comparable configuration by
 // configuration. Prints p50 / p95 ms and the mean candidate and ranking stage times.
 import { loadEngram } from "../pkg/tests/load.mjs";
@@ -49,24 +49,63 @@ function queries(count) {
   });
 }
 
+// A fake embedder for benchmarks only, served through `fetch` as an OpenAI-compatible
+// endpoint: the native bench's hash embedder (FNV-1a per word into 384 buckets), so both
+// benches rank the same vectors. Its time is excluded (`timings.embed`).
+const DIMS = 384;
+const encoder = new TextEncoder();
+function hashVector(text) {
+  const v = new Float64Array(DIMS);
+  for (const w of text.split(/\s+/).filter(Boolean)) {
+    let h = 1469598103934665603n;
+    for (const b of encoder.encode(w)) h = ((h ^ BigInt(b)) * 1099511628211n) & ((1n << 64n) - 1n);
+    v[Number(h % BigInt(DIMS))] += 1;
+    v[Number((h >> 20n) % BigInt(DIMS))] += 0.5;
+  }
+  const norm = Math.max(Math.sqrt(v.reduce((a, x) => a + x * x, 0)), 1e-6);
+  return Array.from(v, (x) => x / norm);
+}
+const hashFetch = async (_url, init) => {
+  const { input } = JSON.parse(init.body);
+  const data = input.map((text, index) => ({ index, embedding: hashVector(text) }));
+  return new Response(JSON.stringify({ data }), { status: 200, headers: { "content-type": "application/json" } });
+};
+const embedder = { provider: "openai", url: "http://bench.invalid/v1", model: "bench-hash-384", dims: DIMS };
+
 const pct = (sorted, p) => sorted[Math.round((sorted.length - 1) * p)];
 const [sizesArg, countArg] = process.argv.slice(2);
 const sizes = (sizesArg ?? "1000,10000").split(",").map(Number);
 const qs = queries(Number(countArg ?? 100));
 const engram = await loadEngram();
 console.log(`${"size".padStart(7)} ${"configuration".padEnd(34)} ${"p50 ms".padStart(9)} ${"p95 ms".padStart(9)}`);
-for (const size of sizes) {
-  const memory = await engram.createMemory({ local: true, projectId: `bench-${size}` });
-  for (const m of corpus(size)) await memory.remember(m);
+async function measure(memory, size, label) {
   const latencies = [];
   let candidates = 0, ranking = 0;
   for (const text of qs) {
     const t = performance.now();
     const r = await memory.search({ text });
-    latencies.push(performance.now() - t);
+    latencies.push(performance.now() - t - r.timings.embed / 1e3);
     candidates += r.timings.candidates / 1e3;
     ranking += r.timings.ranking / 1e3;
   }
   latencies.sort((a, b) => a - b);
-  console.log(`${String(size).padStart(7)} ${"wasm (Node), keyword + graph".padEnd(34)} ${pct(latencies, 0.5).toFixed(2).padStart(9)} ${pct(latencies, 0.95).toFixed(2).padStart(9)}  candidates ${(candidates / qs.length).toFixed(2)} ms, ranking ${(ranking / qs.length).toFixed(2)} ms`);
+  console.log(`${String(size).padStart(7)} ${label.padEnd(34)} ${pct(latencies, 0.5).toFixed(2).padStart(9)} ${pct(latencies, 0.95).toFixed(2).padStart(9)}  candidates ${(candidates / qs.length).toFixed(2)} ms, ranking ${(ranking / qs.length).toFixed(2)} ms`);
+}
+
+const hybrid = !process.env.BENCH_KEYWORD_ONLY;
+for (const size of sizes) {
+  const docs = corpus(size);
+  const memory = await engram.createMemory({ local: true, projectId: `bench-${size}` });
+  for (const m of docs) await memory.remember(m);
+  await measure(memory, size, "wasm (Node), keyword + graph");
+  if (!hybrid) continue;
+  // Each `local` instance is its own in-memory database, so the exact scan and resident
+  // vectors get one each, filled with the same memories.
+  for (const [label, residentVectors] of [["wasm (Node), hybrid (exact dense)", false], ["wasm (Node), hybrid (resident)", true]]) {
+    const m = await engram.createMemory({ local: true, projectId: `bench-${size}`, fetch: hashFetch, embedder, residentVectors });
+    for (const d of docs) await m.remember(d);
+    // The first search loads the resident set; it is not what later searches cost.
+    if (residentVectors) await m.search({ text: qs[0] });
+    await measure(m, size, label);
+  }
 }

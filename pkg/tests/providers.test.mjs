@@ -107,3 +107,45 @@ test("the static edge model matches its reference in Node", async () => {
   }
   assert.throws(() => engram.loadStaticEmbeddingModel(new Uint8Array([1, 2, 3]), tokenizer), (e) => e.code === "invalid_input");
 });
+
+test("resident vectors rank as the exact scan does, in wasm SIMD", async () => {
+  // 20 dimensions: two 8-float SIMD chunks and a 4-float tail. 160 memories, so the
+  // resident pick (120 ids) is full and the fast form answers.
+  const dims = 20;
+  const fetch = async (_url, init) => {
+    const { input } = JSON.parse(init.body);
+    // Words into buckets, plus every character's code at a small weight: no two
+    // distinct texts get the same vector.
+    const embed = (t) => {
+      const v = vectorOf(t, dims);
+      for (let i = 0; i < t.length; i++) v[i % dims] += t.charCodeAt(i) * 1e-3;
+      return v;
+    };
+    const data = input.map((t, index) => ({ index, embedding: embed(t) }));
+    return new Response(JSON.stringify({ data }), { status: 200, headers: { "content-type": "application/json" } });
+  };
+  const embedder = { provider: "openai", url: "http://embedder.invalid/v1", model: "words", dims };
+  const subjects = ["billing", "search", "auth", "export", "admin", "payments", "mobile", "pipeline"];
+  const facts = ["times out when the pool is exhausted", "pins its node version", "caches responses in redis",
+    "retries with exponential backoff", "logs secrets in debug mode", "was rewritten in rust", "breaks on non utf8 locales",
+    "needs a feature flag", "uses optimistic locking", "went back from graphql to rest", "reads config from the environment",
+    "fails health checks on cold start", "queues its email", "keeps timestamps in utc", "deadlocks on parallel migrations",
+    "has flaky snapshot tests", "validates json at the boundary", "uploads source maps", "deploys from tags", "lost data on a full disk"];
+  const exact = await engram.createMemory({ local: true, fetch, embedder });
+  const resident = await engram.createMemory({ local: true, fetch, embedder, residentVectors: true });
+  for (const s of subjects) for (const f of facts) {
+    const memory = { type: "gotcha", content: `the ${s} service ${f}` };
+    await exact.remember(memory);
+    await resident.remember(memory);
+  }
+  // Ids differ between the two databases; content identifies a memory (and no two
+  // memories have the same vector, so no tie is broken by id).
+  const ranked = (r) => r.hits.map((h) => [h.memory.content, h.breakdown.dense.rank, h.breakdown.dense.metric]);
+  for (const text of ["pool exhausted timeouts", "redis caching of responses", "flaky tests", "deploy from a tag", "the mobile service"]) {
+    const query = { text, mode: "dense", limit: 10 };
+    const [a, b] = [await resident.search(query), await exact.search(query)];
+    assert.equal(a.hits.length, 10, text);
+    assert.deepEqual(ranked(a), ranked(b), text);
+  }
+  await assert.rejects(engram.createMemory({ local: true, fetch, embedder, residentVectors: "yes" }), (e) => e.code === "invalid_input" && e.violations[0].field === "residentVectors");
+});

@@ -75,11 +75,12 @@ class ComponentHost:
     def call(self, name, *args):
         return _unwrap(self.funcs[name](self.store, *args))
 
-    def open(self, url, auth_token=None, project_id=None, model=None):
+    def open(self, url, auth_token=None, project_id=None, model=None, resident_vectors=None):
         options = Record()
         setattr(options, "url", url)
         setattr(options, "auth-token", auth_token)
         setattr(options, "project-id", project_id)
+        setattr(options, "resident-vectors", resident_vectors)
         if model is None:
             return ComponentEngram(self, self.call("[static]engram.open", options))
         handle = self.call("[static]engram.open-with-model", options, model.handle)

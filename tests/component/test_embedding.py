@@ -89,6 +89,27 @@ def test_memories_stored_without_the_model_are_embedded_later(server, host, mode
     assert found["hits"][0]["memory"]["id"] == stored["id"]
 
 
+def test_resident_vectors_find_what_the_exact_scan_finds(server, host, model):  # noqa: F811
+    project = f"resident-{time.time_ns()}"
+    exact = host.open(server, TOKEN, project, model=model)
+    resident = host.open(server, TOKEN, project, model=model, resident_vectors=True)
+    for content in ["SQLite reports 'database is locked' when two test processes share one file",
+                    "Use CSS grid instead of flexbox for the dashboard layout",
+                    "Vite picks another port when 5173 is taken; set strictPort in CI"]:
+        exact.remember({"type": "gotcha", "content": content})
+    ranked = lambda r: [(h["memory"]["id"], h["breakdown"]["dense"]["rank"]) for h in r["hits"]]  # noqa: E731
+    query = {"text": "parallel unit runs collide on the same storage", "mode": "dense"}
+    assert ranked(resident.search(query)) == ranked(exact.search(query))
+    # Another instance's write reaches the resident set with the next search.
+    newer = exact.remember({"type": "gotcha", "content": "Two pytest workers writing one SQLite file lock each other out"})
+    found = resident.search(query)
+    assert newer["id"] in [h["memory"]["id"] for h in found["hits"]]
+    assert ranked(found) == ranked(exact.search(query))
+    with pytest.raises(EngramError) as error:
+        host.open(server, TOKEN, project, resident_vectors=True)
+    assert error.value.code == "invalid_input"
+
+
 def test_garbage_model_bytes_are_a_typed_error(host):  # noqa: F811
     with pytest.raises(EngramError) as error:
         host.load_model(b"\x01\x02\x03", b"{}")

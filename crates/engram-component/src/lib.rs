@@ -135,6 +135,9 @@ fn open_engram(
     if let Some(model) = model {
         inner = inner.with_embedder(Box::new(model));
     }
+    if options.resident_vectors == Some(true) {
+        inner.enable_resident_vectors().map_err(|e| convert(&e))?;
+    }
     Ok(exports::engram::memory::api::Engram::new(EngramResource {
         inner,
     }))

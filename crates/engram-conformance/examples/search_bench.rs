@@ -3,12 +3,13 @@
 //! (default `1000,10000,100000 200`).
 //!
 //! Per size, side by side in one run: the full pipeline in process on an embedded libSQL
-//! file (keyword + graph paths; and hybrid with dense vectors by exact scan and by the libSQL
-//! vector index), over HTTP to the test server (with round trips per search counted), and
+//! file (keyword + graph paths; and hybrid with dense vectors by exact scan, from vectors
+//! kept in memory, and by the libSQL vector index), over HTTP to the test server (with round trips per search counted), and
 //! seeds 002's baseline that rebuilds an in-memory FTS5 index per query. The query embedding
 //! is excluded: vectors come from a fake bag-of-words hash embedder that costs microseconds,
 //! and `timings.embed` is subtracted. Latencies are p50 / p95 in milliseconds.
-//! `BENCH_KEYWORD_ONLY=1` runs only the first configuration.
+//! `BENCH_KEYWORD_ONLY=1` runs only the first configuration; `BENCH_NO_ANN=1` skips the
+//! libSQL vector index (building it takes minutes at 10K).
 
 use std::cell::Cell;
 use std::time::Instant;
@@ -234,6 +235,25 @@ async fn baseline(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
     percentiles(latencies)
 }
 
+/// The resident vectors' share of a search: ranking every vector in memory for the 120 ids
+/// the statement re-scores.
+async fn nearest_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
+    let texts: Vec<String> = memories.iter().map(|m| m.content.clone()).collect();
+    let vectors = HashEmbedder.embed(&texts).await.expect("embed");
+    let mut set = engram_retrieval::resident::VectorSet::new(DIMS);
+    for (i, v) in vectors.iter().enumerate() {
+        set.upsert(&format!("m{i}"), v).expect("dims");
+    }
+    let query_vectors = HashEmbedder.embed(queries).await.expect("embed");
+    let mut latencies = Vec::new();
+    for q in &query_vectors {
+        let started = Instant::now();
+        std::hint::black_box(set.nearest(q, 120));
+        latencies.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    percentiles(latencies)
+}
+
 fn row(size: usize, what: &str, (p50, p95): (f64, f64), extra: &str) {
     println!("{size:>7} {what:<34} {p50:>9.2} {p95:>9.2}  {extra}");
 }
@@ -286,7 +306,28 @@ async fn main() {
         fill(&engram, &memories).await;
         let (p, stages) = measure(&engram, &queries).await;
         row(size, "native, hybrid (exact dense scan)", p, &stages);
-        if size <= 10_000 {
+        let mut resident = Engram::open(&db, EngramConfig::default(), Host::native())
+            .await
+            .unwrap()
+            .with_embedder(Box::new(HashEmbedder));
+        resident
+            .enable_resident_vectors()
+            .expect("resident vectors");
+        let (load, _) = measure(&resident, &queries[..1]).await;
+        let (p, stages) = measure(&resident, &queries).await;
+        row(
+            size,
+            "native, hybrid (resident vectors)",
+            p,
+            &format!("{stages}; first search (loads the set) {:.1} ms", load.0),
+        );
+        row(
+            size,
+            "  of which: in-process pick of 120",
+            nearest_only(&memories, &queries).await,
+            "",
+        );
+        if size <= 10_000 && std::env::var_os("BENCH_NO_ANN").is_none() {
             let started = Instant::now();
             engram.enable_vector_index().await.expect("vector index");
             let built = started.elapsed().as_secs_f64();
@@ -318,6 +359,21 @@ async fn main() {
                 "HTTP test server, hybrid (exact)",
                 p,
                 &format!("{trips:.2} round trips per search; {stages}"),
+            );
+            let mut engram = engram;
+            engram.enable_resident_vectors().expect("resident vectors");
+            let (load, _) = measure(&engram, &queries[..1]).await;
+            let before = client.transport().requests.get();
+            let (p, stages) = measure(&engram, &queries).await;
+            let trips = (client.transport().requests.get() - before) as f64 / queries.len() as f64;
+            row(
+                size,
+                "HTTP test server, hybrid (resident)",
+                p,
+                &format!(
+                    "{trips:.2} round trips per search; {stages}; first search {:.1} ms",
+                    load.0
+                ),
             );
         }
 

@@ -5,7 +5,7 @@
 mod common;
 mod file_db;
 
-use common::{nonce, CountingTransport};
+use common::{nonce, CountingTransport, FakeWordEmbedder};
 use engram::{Engram, EngramConfig, Host, SearchQuery};
 use engram_conformance::retrieval::retrieval_suite;
 use engram_hrana::HranaClient;
@@ -55,17 +55,33 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
     let (path, db) = open_db("plan").await;
     let engram = open_engram(&db).await;
     // The statement's aliases for stored tables. (No embedder: the exact dense path reads
-    // every live memory of the project by design.)
-    let stored = ["m", "mf", "n", "nfrom", "nto", "ge", "co", "v"];
-    for text in [
-        "why is getUser slow",
-        "how do we deploy",
-        "handlers block in src/routes.ts",
+    // every live memory of the project by design. With resident vectors, the dense path
+    // and the vector change log are reached by index; only the exact fallback, `allv`,
+    // scans, behind a LIMIT that is 0 unless needed.)
+    let stored = [
+        "m", "mf", "n", "nfrom", "nto", "ge", "co", "v", "e", "c", "ce", "cm",
+    ];
+    let mut resident = open_engram(&db)
+        .await
+        .with_embedder(Box::new(FakeWordEmbedder));
+    resident
+        .enable_resident_vectors()
+        .expect("resident vectors");
+    for (engram, text) in [
+        (&engram, "why is getUser slow"),
+        (&engram, "how do we deploy"),
+        (&engram, "handlers block in src/routes.ts"),
+        (&resident, "why is getUser slow"),
+        (&resident, "handlers block in src/routes.ts"),
     ] {
         let mut query = SearchQuery::new(text);
         query.context.recent_files = vec!["src/users.ts".into()];
         let plan = engram.search_plan(&query).await.expect("plan");
         assert!(plan.iter().any(|l| l.contains("memories_fts")), "{plan:#?}");
+        if engram.uses_resident_vectors() {
+            assert!(plan.iter().any(|l| l.starts_with("SEARCH e ")), "{plan:#?}");
+            assert!(plan.iter().any(|l| l.starts_with("SEARCH c ")), "{plan:#?}");
+        }
         for line in &plan {
             let scanned = line.strip_prefix("SCAN ").and_then(|r| r.split(' ').next());
             assert!(

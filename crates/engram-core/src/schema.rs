@@ -211,6 +211,34 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "retrieval indexes",
         statements: RETRIEVAL_INDEXES,
     },
+    Migration {
+        version: 6,
+        name: "embedding change log",
+        statements: EMBEDDING_CHANGES,
+    },
+];
+
+/// Version 6: a change log of stored vectors, so an instance that keeps vectors in memory
+/// learns, in the same statement as a search, what any writer changed since it last looked.
+/// One row per memory whose vector was ever written, holding the position of its latest
+/// change; triggers keep it, so every writer (other processes and older builds too) does.
+const EMBEDDING_CHANGES: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS embedding_changes (
+  memory_id TEXT PRIMARY KEY,
+  seq       INTEGER NOT NULL
+)",
+    "CREATE INDEX IF NOT EXISTS idx_embedding_changes_seq ON embedding_changes(seq)",
+    "INSERT OR IGNORE INTO embedding_changes (memory_id, seq) \
+SELECT memory_id, ROW_NUMBER() OVER (ORDER BY rowid) FROM memory_embeddings",
+    "CREATE TRIGGER IF NOT EXISTS embedding_changes_insert AFTER INSERT ON memory_embeddings \
+BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
+VALUES (new.memory_id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
+    "CREATE TRIGGER IF NOT EXISTS embedding_changes_update AFTER UPDATE ON memory_embeddings \
+BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
+VALUES (new.memory_id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
+    "CREATE TRIGGER IF NOT EXISTS embedding_changes_delete AFTER DELETE ON memory_embeddings \
+BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
+VALUES (old.memory_id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
 ];
 
 /// Version 4: what the observer's frequency filter counts across sessions. One row per

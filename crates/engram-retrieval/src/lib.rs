@@ -15,6 +15,9 @@
 //! 7. [`packing`]: per-phase token budgets, per-type allocations, clustered by file, with
 //!    citation chips; a budget is never exceeded ([`tokens`] never undercounts).
 //!
+//! For long-lived hosts, [`resident::VectorSet`] keeps the vectors in memory so the dense
+//! path scans a matrix instead of the table.
+//!
 //! Every result carries a [`Breakdown`] of how its score came to be.
 
 pub mod analysis;
@@ -22,6 +25,7 @@ pub mod boost;
 pub mod diversity;
 pub mod fusion;
 pub mod packing;
+pub mod resident;
 pub mod scoring;
 pub mod select;
 pub mod terms;

@@ -41,7 +41,10 @@ pub struct EngramHandle {
 /// over HTTP, or `{ local: true, projectId? }` for the in-wasm SQLite engine (in memory).
 /// With `embedder: { provider: "openai" | "ollama", url, model, dims, apiKey? }` memories
 /// are embedded by that provider through `fetch` (circuit breaker: 3 failures → keyword-only
-/// for 30 s; memories are stored and embedded later by `embedPending`).
+/// for 30 s; memories are stored and embedded later by `embedPending`). `residentVectors:
+/// true` keeps the project's vectors in memory for fast dense searches in a long-lived
+/// process (4 × dims bytes per memory, loaded by the first search); leave it off where an
+/// instance serves one request (a Worker).
 #[wasm_bindgen(js_name = createMemory, unchecked_return_type = "Promise<Engram>")]
 pub fn create_memory(
     #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
@@ -73,6 +76,11 @@ fn open(options: JsValue, embedder: Option<Box<dyn engram::Embed>>) -> Promise {
             .map_err(|e| to_js_error(&e))?;
         if let Some(embedder) = embedder {
             engram = engram.with_embedder(embedder);
+            if bool_option(&options, "residentVectors")? {
+                engram
+                    .enable_resident_vectors()
+                    .map_err(|e| to_js_error(&e))?;
+            }
         }
         Ok(EngramHandle {
             inner: Rc::new(engram),
@@ -171,6 +179,21 @@ impl EngramHandle {
 }
 
 /// Reads an optional string property, rejecting other types with a typed error.
+/// A boolean option of `options` (absent: false).
+fn bool_option(options: &JsValue, key: &str) -> Result<bool, JsValue> {
+    let value = Reflect::get(options, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() || value.is_null() {
+        return Ok(false);
+    }
+    value.as_bool().ok_or_else(|| {
+        js_error(
+            "invalid_input",
+            &format!("{key} must be a boolean"),
+            Some((key, "must be a boolean")),
+        )
+    })
+}
+
 pub(crate) fn string_option(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     if !options.is_object() {
         return Err(js_error(

@@ -203,9 +203,14 @@ export interface RemoteEmbedderOptions {
   requestDims?: boolean;
 }
 
+/**
+ * `residentVectors`: keep the project's vectors in memory (4 × dims bytes each, loaded by
+ * the first search) so dense searches rank them in process; for long-lived processes, not
+ * for a Worker serving one request. Needs an embedder.
+ */
 export type CreateMemoryOptions =
-  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions }
-  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions };
+  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean }
+  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean };
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
 export type SessionKind = "build" | "insights" | "roadmap" | "terminal" | "changelog" | "spec_creation" | "pr_review";

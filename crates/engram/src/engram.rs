@@ -81,6 +81,8 @@ pub struct Engram<D> {
     scanner: Option<SecretScanner>,
     pub(crate) embedding: Option<Embedding>,
     pub(crate) vector_index: Option<VectorIndex>,
+    /// The current model's vectors of this project, kept in memory for the dense path.
+    pub(crate) resident: Option<std::cell::RefCell<engram_retrieval::resident::VectorSet>>,
     pub(crate) reranker: Option<Box<dyn Rerank>>,
     pub(crate) llm: Option<Box<dyn Generate>>,
     /// The code graph as of the last index call, reused while the stored generation
@@ -112,6 +114,7 @@ impl<D: Database> Engram<D> {
             scanner: SecretScanner::new().ok(),
             embedding: None,
             vector_index: None,
+            resident: None,
             reranker: None,
             llm: None,
             #[cfg(feature = "code")]
@@ -147,6 +150,7 @@ impl<D: Database> Engram<D> {
     pub fn with_embedder(mut self, embedder: Box<dyn Embed>) -> Self {
         self.embedding = Some(Embedding::new(embedder));
         self.vector_index = None;
+        self.resident = None;
         self
     }
 
@@ -177,7 +181,40 @@ impl<D: Database> Engram<D> {
 
     /// Whether dense searches use the libSQL vector index.
     pub fn uses_vector_index(&self) -> bool {
-        self.vector_index.is_some()
+        self.vector_index.is_some() && self.resident.is_none()
+    }
+
+    /// Keeps this project's vectors of the current model in memory, for long-lived hosts
+    /// (a server, an editor, a Node process): a dense search then ranks a matrix in
+    /// process (about 0.1 µs per vector instead of 2 µs in SQL) and passes the best ids into
+    /// its one statement, which re-scores them from the stored vectors, applies the filters,
+    /// and falls back to the exact scan if too few survive. Results are the exact scan's.
+    ///
+    /// The set fills from the change log that the same statement returns (the first search
+    /// loads every vector, 1.5 KB each at 384 dimensions) and stays current with every
+    /// writer's changes; a search repeats its statement only when a change could alter
+    /// its dense candidates. Costs `4 × dims` bytes per memory. Takes precedence over
+    /// [`Engram::enable_vector_index`]. Needs an embedder; a later
+    /// [`Engram::with_embedder`] drops the set.
+    pub fn enable_resident_vectors(&mut self) -> Result<(), EngramError> {
+        let Some(embedding) = &self.embedding else {
+            return Err(ValidationError::field("embedder", "no embedder configured").into());
+        };
+        self.resident = Some(std::cell::RefCell::new(
+            engram_retrieval::resident::VectorSet::new(embedding.dims()),
+        ));
+        Ok(())
+    }
+
+    /// Whether dense searches rank vectors kept in memory.
+    pub fn uses_resident_vectors(&self) -> bool {
+        self.resident.is_some()
+    }
+
+    /// How many vectors are kept in memory (`None` without resident vectors); the set
+    /// fills at the first dense search.
+    pub fn resident_vector_count(&self) -> Option<usize> {
+        self.resident.as_ref().map(|set| set.borrow().len())
     }
 
     /// The embedder's model id, if there is one.

@@ -64,10 +64,7 @@ pub(super) async fn run(
 
     let engram = super::open_memory("cosqa").await?;
     let embedder = cached_model(args, target, systems)?;
-    let engram = match &embedder {
-        Some(e) => engram.with_embedder(Box::new(e.clone())),
-        None => engram,
-    };
+    let engram = super::with_model(engram, embedder.as_ref(), true)?;
     let model = engram.embedding_model().map(str::to_owned);
     eprintln!(
         "indexing {} functions ({})",

@@ -217,6 +217,25 @@ pub(crate) async fn open_memory(
     Ok(Engram::open(db, config, eval_host()).await?)
 }
 
+/// Gives `engram` the model, if there is one, and with `resident` keeps its vectors in
+/// memory. Resident vectors return exactly what the exact scan does; they pay off where one
+/// corpus serves hundreds of searches (CoSQA), not a few per corpus (SWE-bench, where the
+/// first search's load would dominate the latency figures).
+pub(crate) fn with_model(
+    engram: Engram<engram_libsql::LocalDatabase>,
+    embedder: Option<&std::rc::Rc<CachedEmbedder>>,
+    resident: bool,
+) -> Result<Engram<engram_libsql::LocalDatabase>, CliError> {
+    let Some(embedder) = embedder else {
+        return Ok(engram);
+    };
+    let mut engram = engram.with_embedder(Box::new(embedder.clone()));
+    if resident {
+        engram.enable_resident_vectors()?;
+    }
+    Ok(engram)
+}
+
 /// The host for evaluation runs: the system clock, and ids from a fixed-seed generator so
 /// that score ties break the same way in every run (with random ids, ablations on a few
 /// dozen queries differ by run-to-run noise).

@@ -105,10 +105,7 @@ pub(super) async fn run(
         let started = Instant::now();
         let files = python_files(&root)?;
         let engram = super::open_memory(format!("pytest-{version}")).await?;
-        let engram = match &embedder {
-            Some(e) => engram.with_embedder(Box::new(e.clone())),
-            None => engram,
-        };
+        let engram = super::with_model(engram, embedder.as_ref(), false)?;
         engram.index_files(&files, &IndexOptions::default()).await?;
         if let Some(e) = &embedder {
             e.head_chars.set(Some(EMBED_HEAD_CHARS));

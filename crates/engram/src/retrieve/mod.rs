@@ -10,6 +10,7 @@ use engram_core::vector;
 use engram_retrieval::boost::{boost, FileAdjacency};
 use engram_retrieval::fusion::{fuse, CandidatePool, PathWeights};
 use engram_retrieval::packing::{pack, PackingBudget};
+use engram_retrieval::resident::{self, VectorSet};
 use engram_retrieval::select::wants_hyde;
 use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, PathKind};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
@@ -71,12 +72,8 @@ impl<D: Database> Engram<D> {
         let paths = self.paths(query, &analysis, query_vector.is_some());
         let any_path = paths.keyword || query_vector.is_some() || paths.graph;
         let (mut candidates, adjacency) = if any_path {
-            let statement = Statement::with_params(
-                sql::candidates(&paths),
-                self.candidate_params(query, &analysis, query_vector.as_deref()),
-            );
-            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
-            decode_candidates(&rows)?
+            self.fetch_candidates(&paths, query, &analysis, query_vector.as_deref())
+                .await?
         } else {
             (CandidatePool::default(), FileAdjacency::default())
         };
@@ -136,12 +133,9 @@ impl<D: Database> Engram<D> {
                                 adjacency: false,
                                 ..self.paths(query, &analysis, true)
                             };
-                            let statement = Statement::with_params(
-                                sql::candidates(&hyde_paths),
-                                self.candidate_params(query, &analysis, vector.as_deref()),
-                            );
-                            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
-                            let (extra, _) = decode_candidates(&rows)?;
+                            let (extra, _) = self
+                                .fetch_candidates(&hyde_paths, query, &analysis, vector.as_deref())
+                                .await?;
                             let mut pool = CandidatePool::default();
                             for c in ranked.drain(..) {
                                 for path in [PathKind::Keyword, PathKind::Dense, PathKind::Graph] {
@@ -226,9 +220,14 @@ impl<D: Database> Engram<D> {
             _ => None,
         };
         let paths = self.paths(query, &analysis, vector.is_some());
+        let pick = DensePick {
+            ids: Vec::new(),
+            floor: f32::NEG_INFINITY,
+            seq: 0,
+        };
         let statement = Statement::with_params(
             format!("EXPLAIN QUERY PLAN {}", sql::candidates(&paths)),
-            self.candidate_params(query, &analysis, vector.as_deref()),
+            self.candidate_params(query, &analysis, vector.as_deref(), Some(&pick)),
         );
         let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
         rows.rows
@@ -251,10 +250,11 @@ impl<D: Database> Engram<D> {
     ) -> Paths<'_> {
         Paths {
             keyword: query.mode != SearchMode::Dense && analysis.match_expression.is_some(),
-            dense: match (dense, &self.vector_index) {
-                (false, _) => DenseSource::Off,
-                (true, Some(index)) => DenseSource::Index(index.table()),
-                (true, None) => DenseSource::Exact,
+            dense: match (dense, &self.resident, &self.vector_index) {
+                (false, _, _) => DenseSource::Off,
+                (true, Some(_), _) => DenseSource::Resident,
+                (true, None, Some(index)) => DenseSource::Index(index.table()),
+                (true, None, None) => DenseSource::Exact,
             },
             graph: query.mode == SearchMode::Hybrid
                 && query.stages.graph
@@ -263,11 +263,50 @@ impl<D: Database> Engram<D> {
         }
     }
 
+    /// Runs the candidate statement for `paths`. With resident vectors, applies the vector
+    /// changes it returns and runs it again (at most twice more) when a change could have
+    /// altered the dense candidates.
+    async fn fetch_candidates(
+        &self,
+        paths: &Paths<'_>,
+        query: &SearchQuery,
+        analysis: &engram_retrieval::QueryAnalysis,
+        vector: Option<&[f32]>,
+    ) -> Result<(CandidatePool, FileAdjacency), EngramError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let pick = match (&paths.dense, vector, &self.resident) {
+                (DenseSource::Resident, Some(v), Some(set)) => Some(DensePick::from_set(
+                    &set.borrow(),
+                    v,
+                    4 * dense_limit(query) as usize,
+                )),
+                _ => None,
+            };
+            let statement = Statement::with_params(
+                sql::candidates(paths),
+                self.candidate_params(query, analysis, vector, pick.as_ref()),
+            );
+            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
+            let (pool, adjacency, changes) = decode_candidates(&rows)?;
+            let (Some(pick), Some(set), Some(v)) = (pick, &self.resident, vector) else {
+                return Ok((pool, adjacency));
+            };
+            let affected = pick.affected_by(&changes, v, dense_limit(query) as usize);
+            apply_changes(&mut set.borrow_mut(), changes);
+            if !affected || attempt >= 3 {
+                return Ok((pool, adjacency));
+            }
+        }
+    }
+
     fn candidate_params(
         &self,
         query: &SearchQuery,
         analysis: &engram_retrieval::QueryAnalysis,
         vector: Option<&[f32]>,
+        pick: Option<&DensePick>,
     ) -> Vec<Value> {
         let mut params = vec![Value::Null; param::COUNT];
         let mut set = |n: usize, v: Value| params[n - 1] = v;
@@ -312,8 +351,12 @@ impl<D: Database> Engram<D> {
             param::KEYWORD_LIMIT,
             Value::Integer(limit.max(i64::from(sql::KEYWORD_CANDIDATES))),
         );
-        let dense_limit = limit.max(i64::from(sql::DENSE_CANDIDATES));
+        let dense_limit = i64::from(dense_limit(query));
         set(param::DENSE_LIMIT, Value::Integer(dense_limit));
+        if let Some(pick) = pick {
+            set(param::DENSE_IDS, json_list(&pick.ids));
+            set(param::KNOWN_SEQ, Value::Integer(pick.seq));
+        }
         set(
             param::GRAPH_LIMIT,
             Value::Integer(limit.max(i64::from(sql::GRAPH_CANDIDATES))),
@@ -374,6 +417,74 @@ impl<D: Database> Engram<D> {
     }
 }
 
+/// How many dense candidates the statement keeps for `query`.
+fn dense_limit(query: &SearchQuery) -> u32 {
+    query.limit.max(sql::DENSE_CANDIDATES)
+}
+
+/// The ids the resident vectors rank best for one query vector, passed to the statement.
+struct DensePick {
+    ids: Vec<String>,
+    /// The lowest similarity picked when the pick is full, else −∞: a changed vector below
+    /// it could not have entered the pick.
+    floor: f32,
+    /// The change position of the set the pick came from.
+    seq: i64,
+}
+
+impl DensePick {
+    fn from_set(set: &VectorSet, query: &[f32], size: usize) -> Self {
+        let nearest = set.nearest(query, size);
+        let floor = match nearest.last() {
+            Some((_, score)) if nearest.len() == size => *score,
+            _ => f32::NEG_INFINITY,
+        };
+        DensePick {
+            ids: nearest.iter().map(|(id, _)| (*id).to_owned()).collect(),
+            floor,
+            seq: set.seq(),
+        }
+    }
+
+    /// Whether `changes` (made after the pick's set) could alter the dense candidates of a
+    /// statement that kept `limit`. With fewer than `limit` picked the exact scan ran, so
+    /// nothing could; otherwise a change to a picked vector, or a vector that would have
+    /// been picked, could.
+    fn affected_by(&self, changes: &[VectorChange], query: &[f32], limit: usize) -> bool {
+        self.ids.len() >= limit
+            && changes.iter().any(|change| {
+                self.ids.contains(&change.id)
+                    || change
+                        .vector
+                        .as_deref()
+                        .is_some_and(|v| resident::similarity(query, v) >= self.floor)
+            })
+    }
+}
+
+/// A vector change read with the candidates: the memory's vector now, or `None` when it
+/// has none of this model in this project.
+struct VectorChange {
+    id: String,
+    seq: i64,
+    vector: Option<Vec<f32>>,
+}
+
+fn apply_changes(set: &mut VectorSet, changes: Vec<VectorChange>) {
+    for change in changes {
+        // A vector of another length than the model's cannot be compared; the exact
+        // re-score in SQL reports such a row, so here it is only left out.
+        let kept = match &change.vector {
+            Some(v) => set.upsert(&change.id, v).is_ok(),
+            None => false,
+        };
+        if !kept {
+            set.remove(&change.id);
+        }
+        set.advance_to(change.seq);
+    }
+}
+
 /// `[[token, stem], …]` for the keyword tokens that reach the MATCH: the stem under which
 /// FTS5's Porter tokenizer indexes a single-term token, or null for a token FTS5 reads as a
 /// phrase (`max_retries` is `max retries`), whose frequency is not looked up.
@@ -398,10 +509,13 @@ fn first_rows(results: Vec<Result<Rows, engram_store::SqlError>>) -> Result<Rows
         .unwrap_or_default())
 }
 
-/// Splits the candidate statement's rows into path hits and file adjacency.
-fn decode_candidates(rows: &Rows) -> Result<(CandidatePool, FileAdjacency), EngramError> {
+/// Splits the candidate statement's rows into path hits, file adjacency and vector changes.
+fn decode_candidates(
+    rows: &Rows,
+) -> Result<(CandidatePool, FileAdjacency, Vec<VectorChange>), EngramError> {
     let mut pool = CandidatePool::default();
     let mut adjacency = FileAdjacency::default();
+    let mut changes = Vec::new();
     for row in &rows.rows {
         let kind = row
             .first()
@@ -419,6 +533,22 @@ fn decode_candidates(rows: &Rows) -> Result<(CandidatePool, FileAdjacency), Engr
                 }
                 continue;
             }
+            "vec" => {
+                let id = row.get(1).map(|v| v.as_text("memory id")).transpose()?;
+                let seq = row.get(2).map_or(Ok(0), |v| v.as_i64("change position"))?;
+                let vector = match row.get(3) {
+                    Some(Value::Blob(blob)) => vector::from_blob(blob).ok(),
+                    _ => None,
+                };
+                if let Some(id) = id {
+                    changes.push(VectorChange {
+                        id: id.to_owned(),
+                        seq,
+                        vector,
+                    });
+                }
+                continue;
+            }
             other => {
                 return Err(StoreError::Decode(format!("unknown candidate kind {other:?}")).into())
             }
@@ -433,5 +563,5 @@ fn decode_candidates(rows: &Rows) -> Result<(CandidatePool, FileAdjacency), Engr
             memory,
         );
     }
-    Ok((pool, adjacency))
+    Ok((pool, adjacency, changes))
 }

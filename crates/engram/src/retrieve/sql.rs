@@ -41,8 +41,12 @@ pub(crate) mod param {
     pub const GRAPH_LIMIT: usize = 16;
     pub const ANN_CANDIDATES: usize = 17;
     pub const TERMS: usize = 18;
+    /// JSON array of the memory ids the resident vectors rank best.
+    pub const DENSE_IDS: usize = 19;
+    /// The change-log position the resident vectors reflect.
+    pub const KNOWN_SEQ: usize = 20;
     /// How many parameters the statement binds.
-    pub const COUNT: usize = 18;
+    pub const COUNT: usize = 20;
 }
 
 /// How the dense path finds neighbours.
@@ -53,6 +57,10 @@ pub(crate) enum DenseSource<'a> {
     Exact,
     /// libSQL's DiskANN index in `table` (then re-scored exactly).
     Index(&'a str),
+    /// The ids the instance's resident vectors rank best (`?DENSE_IDS`), re-scored and
+    /// filtered here, with the exact scan as the fallback; the statement also returns the
+    /// vector changes after `?KNOWN_SEQ`.
+    Resident,
 }
 
 /// Which paths the statement runs.
@@ -79,9 +87,11 @@ AND m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE}))"
     )
 }
 
-/// The candidate statement for `paths`. Rows: `kind` (`keyword`, `dense`, `graph` or `adj`),
-/// rank, metric, then [`MEMORY_COLUMNS`] for hits; for `adj` rows the second column is one
-/// file and the fourth the other, the rest NULL. The last parameter is always referenced
+/// The candidate statement for `paths`. Rows: `kind` (`keyword`, `dense`, `graph`, `adj` or
+/// `vec`), rank, metric, then [`MEMORY_COLUMNS`] for hits; for `adj` rows the second column
+/// is one file and the fourth the other, the rest NULL; for `vec` rows (resident vectors
+/// only) the second is a memory id, the third its change position and the fourth its vector
+/// or NULL. The last parameter is always referenced
 /// (in a condition that is always true) so that engines which refuse bindings beyond the
 /// statement's highest parameter accept every variant.
 pub(crate) fn candidates(paths: &Paths<'_>) -> String {
@@ -130,19 +140,50 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0)), "
     } else {
         format!("kw AS ({empty}), ")
     };
-    let dense = match paths.dense {
-        DenseSource::Off => empty.to_owned(),
+    // The resident form's fallback: every vector of the model, behind a LIMIT that is 0
+    // unless needed (see the keyword path).
+    let exact_fallback = |limit: &str| {
+        format!(
+            "SELECT m.id AS id, g.metric AS metric FROM (\
+SELECT allv.memory_id AS memory_id, \
+1.0 - vector_distance_cos(allv.embedding, ?{VECTOR}) AS metric FROM memory_embeddings allv \
+WHERE allv.model_id = ?{MODEL} AND allv.dims = ?{DIMS} LIMIT {limit}) g \
+CROSS JOIN memories m ON m.id = g.memory_id \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
+        )
+    };
+    // The resident form mirrors the keyword path's: the ids the in-memory vectors rank
+    // best are re-scored from the stored vectors and filtered; when at least `limit`
+    // survive they are exactly the filtered top `limit`, otherwise the exact scan runs.
+    let dense_ctes = match paths.dense {
+        DenseSource::Off => format!("dn AS ({empty}), "),
         DenseSource::Exact => format!(
-            "SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
+            "dn AS MATERIALIZED (\
+SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
 FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter} \
-ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
+ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
         ),
         DenseSource::Index(table) => format!(
-            "SELECT m.id AS id, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric \
+            "dn AS MATERIALIZED (\
+SELECT m.id AS id, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric \
 FROM vector_top_k('{table}_ann', ?{VECTOR}, ?{ANN_CANDIDATES}) AS t \
 JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
+        ),
+        DenseSource::Resident => format!(
+            "dnfast AS MATERIALIZED (\
+SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
+FROM json_each(?{DENSE_IDS}) j \
+CROSS JOIN memory_embeddings e ON e.memory_id = j.value \
+CROSS JOIN memories m ON m.id = e.memory_id \
+WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter} \
+ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), \
+dn AS MATERIALIZED (SELECT id, metric FROM dnfast WHERE (SELECT COUNT(*) FROM dnfast) >= ?{DENSE_LIMIT} \
+UNION ALL SELECT id, metric FROM ({})), ",
+            exact_fallback(&format!(
+                "CASE WHEN (SELECT COUNT(*) FROM dnfast) >= ?{DENSE_LIMIT} THEN 0 ELSE -1 END"
+            ))
         ),
     };
     let short_name = NODE_SHORT_NAME.replace("label", "n.label");
@@ -216,8 +257,20 @@ AND co.file_b IN (SELECT path FROM cfiles)) "
         "adj AS (SELECT NULL AS a, NULL AS b WHERE 0) ".to_owned()
     };
     let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
+    // The vector changes after the resident set's position: id, position, and the vector
+    // when it is now one of this project's vectors of the model (NULL: drop it).
+    let changes = match paths.dense {
+        DenseSource::Resident => format!(
+            " UNION ALL SELECT 'vec', c.memory_id, c.seq, CASE WHEN cm.project_id = ?{PROJECT} \
+AND ce.model_id = ?{MODEL} AND ce.dims = ?{DIMS} THEN ce.embedding END, {nulls} \
+FROM embedding_changes c INDEXED BY idx_embedding_changes_seq \
+LEFT JOIN memory_embeddings ce ON ce.memory_id = c.memory_id \
+LEFT JOIN memories cm ON cm.id = c.memory_id WHERE c.seq > ?{KNOWN_SEQ}"
+        ),
+        _ => String::new(),
+    };
     format!(
-        "WITH {keyword_ctes}dn AS MATERIALIZED ({dense}), {graph_ctes}{adjacency}\
+        "WITH {keyword_ctes}{dense_ctes}{graph_ctes}{adjacency}\
 SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
 SELECT 'keyword' AS kind, id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) AS rank FROM kw \
 UNION ALL \
@@ -226,7 +279,7 @@ UNION ALL \
 SELECT 'graph', id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) FROM gr\
 ) h CROSS JOIN memories m ON m.id = h.id \
 UNION ALL \
-SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL"
+SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}"
     )
 }
 

@@ -1,0 +1,339 @@
+//! Resident vectors (`Engram::enable_resident_vectors`) with the real model, on the test
+//! server over HTTP and on an embedded libSQL file: dense results must be the exact scan's
+//! (same memories, ranks and similarities) while the set fills, after this instance's and
+//! another writer's changes, and under filters that force the exact fallback; a search
+//! must stay one round trip unless a change could alter its dense candidates.
+
+mod common;
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use common::{nonce, temp_db, CountingTransport};
+use engram::{
+    Database, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
+    SearchResponse,
+};
+use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
+use engram_hrana::HranaClient;
+use engram_libsql::LocalDatabase;
+use engram_testserver::{ServerConfig, TestServer};
+
+fn model() -> Rc<EngramEmbedder> {
+    let dir = std::env::var_os("ENGRAM_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/engram/models")
+        })
+        .join(MINILM_INT8_ID);
+    let read = |n: &str| std::fs::read(dir.join(n)).expect("run scripts/fetch-model.sh");
+    Rc::new(EngramEmbedder::new(
+        Embedder::load(&read("model.onnx"), &read("tokenizer.json"), MINILM_INT8_ID).unwrap(),
+    ))
+}
+
+/// 160 distinct memories: enough that the resident pick (4 × 30 ids) is full and the fast
+/// form, not the exact fallback, answers.
+fn corpus() -> Vec<(String, MemoryType)> {
+    let subjects = [
+        "The billing service",
+        "Our CI pipeline",
+        "The mobile client",
+        "The search indexer",
+        "The auth gateway",
+        "The nightly export job",
+        "The admin dashboard",
+        "The payments webhook",
+    ];
+    let facts = [
+        (
+            "times out when the database pool is exhausted",
+            MemoryType::ErrorPattern,
+        ),
+        (
+            "must pin its Node version or builds drift",
+            MemoryType::Gotcha,
+        ),
+        (
+            "caches responses in Redis for five minutes",
+            MemoryType::Decision,
+        ),
+        (
+            "retries failed requests with exponential backoff",
+            MemoryType::Pattern,
+        ),
+        ("logs secrets if debug mode is left on", MemoryType::Gotcha),
+        (
+            "was rewritten in Rust for lower latency",
+            MemoryType::Decision,
+        ),
+        (
+            "breaks when the locale is not UTF-8",
+            MemoryType::ErrorPattern,
+        ),
+        (
+            "needs a feature flag before each release",
+            MemoryType::WorkflowRecipe,
+        ),
+        (
+            "uses optimistic locking on every update",
+            MemoryType::Pattern,
+        ),
+        ("tried GraphQL and went back to REST", MemoryType::DeadEnd),
+        (
+            "reads its config from environment variables only",
+            MemoryType::Preference,
+        ),
+        (
+            "fails its health check during cold starts",
+            MemoryType::ErrorPattern,
+        ),
+        (
+            "sends email through a queue, never inline",
+            MemoryType::Decision,
+        ),
+        (
+            "keeps timestamps in UTC and converts at the edge",
+            MemoryType::Preference,
+        ),
+        (
+            "deadlocks if two migrations run at once",
+            MemoryType::Gotcha,
+        ),
+        (
+            "has flaky snapshot tests on Windows",
+            MemoryType::ErrorPattern,
+        ),
+        (
+            "validates input with JSON schema at the boundary",
+            MemoryType::Pattern,
+        ),
+        (
+            "ships source maps only to the error tracker",
+            MemoryType::Decision,
+        ),
+        (
+            "is deployed by tagging a release on main",
+            MemoryType::WorkflowRecipe,
+        ),
+        ("lost data once when a disk filled up", MemoryType::Gotcha),
+    ];
+    subjects
+        .iter()
+        .flat_map(|s| facts.iter().map(move |(f, t)| (format!("{s} {f}"), *t)))
+        .collect()
+}
+
+fn dense(text: &str) -> SearchQuery {
+    SearchQuery {
+        mode: SearchMode::Dense,
+        limit: 10,
+        ..SearchQuery::new(text)
+    }
+}
+
+async fn open<D: Database>(db: D, project: &str, model: &Rc<EngramEmbedder>) -> Engram<D> {
+    let config = EngramConfig {
+        project_id: project.to_owned(),
+    };
+    Engram::open(db, config, Host::native())
+        .await
+        .unwrap()
+        .with_embedder(Box::new(model.clone()))
+}
+
+/// Each hit's id, dense rank and dense similarity.
+fn dense_hits(response: &SearchResponse) -> Vec<(String, u32, f64)> {
+    response
+        .hits
+        .iter()
+        .map(|h| {
+            let dense = h.breakdown.dense.expect("a dense hit");
+            (h.memory.id.clone(), dense.rank, dense.metric)
+        })
+        .collect()
+}
+
+fn assert_same(a: &SearchResponse, b: &SearchResponse, what: &str) {
+    let (a, b) = (dense_hits(a), dense_hits(b));
+    assert_eq!(a.len(), b.len(), "{what}");
+    assert!(!a.is_empty(), "{what}: no hits");
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((&x.0, x.1), (&y.0, y.1), "{what}");
+        assert!((x.2 - y.2).abs() < 1e-9, "{what}: {} vs {}", x.2, y.2);
+    }
+}
+
+/// Runs the scenario; `requests` reads the transport's request count when there is one.
+async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -> Option<usize>) {
+    let model = model();
+    let project = format!("rv-{}", nonce());
+    let exact = open(db, &project, &model).await;
+    let corpus = corpus();
+    for (content, memory_type) in &corpus {
+        exact
+            .remember(NewMemory::new(*memory_type, content.as_str()))
+            .await
+            .unwrap();
+    }
+    // Another project's vectors reach the change log too and must never be ranked.
+    let other = open(db, &format!("{project}-other"), &model).await;
+    other
+        .remember(NewMemory::new(MemoryType::Gotcha, corpus[0].0.as_str()))
+        .await
+        .unwrap();
+
+    let mut resident = open(db, &project, &model).await;
+    assert_eq!(resident.resident_vector_count(), None);
+    resident.enable_resident_vectors().unwrap();
+    assert_eq!(resident.resident_vector_count(), Some(0));
+
+    let queries = [
+        "connection pool runs out and requests hang",
+        "which services cache data and for how long",
+        "tests that fail only on one operating system",
+        "how do we release to production",
+    ];
+    // The first search loads the set from the change log in the same round trip.
+    let before = requests();
+    let first = resident.search(&dense(queries[0])).await.unwrap();
+    if let Some(before) = before {
+        assert_eq!(
+            requests(),
+            Some(before + 1),
+            "the loading search is one round trip"
+        );
+    }
+    assert_eq!(resident.resident_vector_count(), Some(corpus.len()));
+    assert_same(
+        &first,
+        &exact.search(&dense(queries[0])).await.unwrap(),
+        "loading",
+    );
+    for query in queries {
+        let before = requests();
+        let got = resident.search(&dense(query)).await.unwrap();
+        if let Some(before) = before {
+            assert_eq!(requests(), Some(before + 1), "{query}: one round trip");
+        }
+        assert_same(&got, &exact.search(&dense(query)).await.unwrap(), query);
+    }
+
+    // Another writer stores the best match for a query: the next search must find it.
+    let newcomer = exact
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "The release script publishes to production only from a signed tag",
+        ))
+        .await
+        .unwrap();
+    let query = "how do we release to production";
+    let before = requests();
+    let got = resident.search(&dense(query)).await.unwrap();
+    if let Some(before) = before {
+        assert_eq!(
+            requests(),
+            Some(before + 2),
+            "a change that enters the candidates repeats the statement once"
+        );
+    }
+    assert!(got.hits.iter().any(|h| h.memory.id == newcomer.id));
+    assert_same(
+        &got,
+        &exact.search(&dense(query)).await.unwrap(),
+        "after a write",
+    );
+    assert_eq!(resident.resident_vector_count(), Some(corpus.len() + 1));
+
+    // A change far from the query does not repeat the statement.
+    exact
+        .remember(NewMemory::new(
+            MemoryType::Preference,
+            "Prefer tabs over spaces in the Makefile",
+        ))
+        .await
+        .unwrap();
+    let query = queries[0];
+    let before = requests();
+    let got = resident.search(&dense(query)).await.unwrap();
+    if let Some(before) = before {
+        assert_eq!(
+            requests(),
+            Some(before + 1),
+            "an unrelated change costs nothing"
+        );
+    }
+    assert_same(
+        &got,
+        &exact.search(&dense(query)).await.unwrap(),
+        "unrelated change",
+    );
+
+    // Another writer's forget and this instance's own write, then a filter that leaves
+    // fewer than the dense limit among the picked ids (the exact fallback answers).
+    let top = exact.search(&dense(queries[0])).await.unwrap().hits[0]
+        .memory
+        .id
+        .clone();
+    assert!(exact.forget(&top).await.unwrap());
+    let own = resident
+        .remember(NewMemory::new(
+            MemoryType::DeadEnd,
+            "When the connection pool runs out, requests hang",
+        ))
+        .await
+        .unwrap();
+    let got = resident.search(&dense(queries[0])).await.unwrap();
+    assert_same(
+        &got,
+        &exact.search(&dense(queries[0])).await.unwrap(),
+        "own write",
+    );
+    assert!(got.hits.iter().all(|h| h.memory.id != top));
+    assert_eq!(got.hits[0].memory.id, own.id);
+    let filtered = |q: &str| SearchQuery {
+        types: vec![MemoryType::DeadEnd],
+        ..dense(q)
+    };
+    let got = resident.search(&filtered(queries[1])).await.unwrap();
+    assert!(got
+        .hits
+        .iter()
+        .all(|h| h.memory.memory_type == MemoryType::DeadEnd));
+    assert_same(
+        &got,
+        &exact.search(&filtered(queries[1])).await.unwrap(),
+        "filtered",
+    );
+
+    // Hybrid searches use the same dense candidates.
+    let hybrid = |q: &str| SearchQuery {
+        mode: SearchMode::Hybrid,
+        limit: 10,
+        ..SearchQuery::new(q)
+    };
+    let a = resident.search(&hybrid(queries[2])).await.unwrap();
+    let b = exact.search(&hybrid(queries[2])).await.unwrap();
+    let ids = |r: &SearchResponse| {
+        r.hits
+            .iter()
+            .map(|h| h.memory.id.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&a), ids(&b));
+}
+
+#[tokio::test]
+async fn resident_vectors_on_the_test_server_over_http() {
+    let server = TestServer::start(ServerConfig::default()).expect("test server starts");
+    let db = HranaClient::new(CountingTransport::default(), &server.url(), None);
+    let count = || Some(db.transport().requests.get());
+    resident_matches_exact(&db, &count).await;
+}
+
+#[tokio::test]
+async fn resident_vectors_on_an_embedded_libsql_file() {
+    let path = temp_db("resident-vectors");
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    resident_matches_exact(&db, &|| None).await;
+}
