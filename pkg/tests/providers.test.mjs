@@ -110,7 +110,7 @@ test("the static edge model matches its reference in Node", async () => {
 
 test("resident vectors rank as the exact scan does, in wasm SIMD", async () => {
   // 20 dimensions: two 8-float SIMD chunks and a 4-float tail. 160 memories, so the
-  // resident pick (120 ids) is full and the fast form answers.
+  // resident pick (60 ids) is full and the fast form answers.
   const dims = 20;
   const fetch = async (_url, init) => {
     const { input } = JSON.parse(init.body);

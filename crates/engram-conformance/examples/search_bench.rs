@@ -235,7 +235,7 @@ async fn baseline(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
     percentiles(latencies)
 }
 
-/// The resident vectors' share of a search: ranking every vector in memory for the 120 ids
+/// The resident vectors' share of a search: ranking every vector in memory for the 60 ids
 /// the statement re-scores.
 async fn nearest_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
     let texts: Vec<String> = memories.iter().map(|m| m.content.clone()).collect();
@@ -248,7 +248,7 @@ async fn nearest_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) 
     let mut latencies = Vec::new();
     for q in &query_vectors {
         let started = Instant::now();
-        std::hint::black_box(set.nearest(q, 120));
+        std::hint::black_box(set.nearest(q, 60));
         latencies.push(started.elapsed().as_secs_f64() * 1e3);
     }
     percentiles(latencies)
@@ -323,7 +323,7 @@ async fn main() {
         );
         row(
             size,
-            "  of which: in-process pick of 120",
+            "  of which: in-process pick of 60",
             nearest_only(&memories, &queries).await,
             "",
         );

@@ -32,7 +32,7 @@ fn model() -> Rc<EngramEmbedder> {
     ))
 }
 
-/// 160 distinct memories: enough that the resident pick (4 × 30 ids) is full and the fast
+/// 160 distinct memories: enough that the resident pick (2 × 30 ids) is full and the fast
 /// form, not the exact fallback, answers.
 fn corpus() -> Vec<(String, MemoryType)> {
     let subjects = [
@@ -291,6 +291,8 @@ async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -
     );
     assert!(got.hits.iter().all(|h| h.memory.id != top));
     assert_eq!(got.hits[0].memory.id, own.id);
+    // Two writes and a forget since the count above: the forgotten vector left the set.
+    assert_eq!(resident.resident_vector_count(), Some(corpus.len() + 2));
     let filtered = |q: &str| SearchQuery {
         types: vec![MemoryType::DeadEnd],
         ..dense(q)

@@ -220,8 +220,9 @@ pub const MIGRATIONS: &[Migration] = &[
 
 /// Version 6: a change log of stored vectors, so an instance that keeps vectors in memory
 /// learns, in the same statement as a search, what any writer changed since it last looked.
-/// One row per memory whose vector was ever written, holding the position of its latest
-/// change; triggers keep it, so every writer (other processes and older builds too) does.
+/// One row per memory whose vector was ever written or whose memory was forgotten or
+/// restored, holding the position of its latest change; triggers keep it, so every writer
+/// (other processes and older builds too) does.
 const EMBEDDING_CHANGES: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS embedding_changes (
   memory_id TEXT PRIMARY KEY,
@@ -239,6 +240,10 @@ VALUES (new.memory_id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)
     "CREATE TRIGGER IF NOT EXISTS embedding_changes_delete AFTER DELETE ON memory_embeddings \
 BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
 VALUES (old.memory_id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
+    "CREATE TRIGGER IF NOT EXISTS embedding_changes_deprecated AFTER UPDATE OF deprecated \
+ON memories WHEN old.deprecated IS NOT new.deprecated \
+BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
+VALUES (new.id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
 ];
 
 /// Version 4: what the observer's frequency filter counts across sessions. One row per

@@ -280,7 +280,7 @@ impl<D: Database> Engram<D> {
                 (DenseSource::Resident, Some(v), Some(set)) => Some(DensePick::from_set(
                     &set.borrow(),
                     v,
-                    4 * dense_limit(query) as usize,
+                    RESIDENT_OVERFETCH * dense_limit(query) as usize,
                 )),
                 _ => None,
             };
@@ -416,6 +416,13 @@ impl<D: Database> Engram<D> {
         }
     }
 }
+
+/// Ids picked from the resident vectors per dense candidate kept. The set holds only live
+/// memories of the project, so without filters every pick survives; a filter that removes
+/// more than half of them sends the statement to its exact scan. Re-scoring a pick reads
+/// its stored vector (two pages at 384 dimensions): 4× cost 0.6 ms more per search at
+/// 10K memories than 2×.
+const RESIDENT_OVERFETCH: usize = 2;
 
 /// How many dense candidates the statement keeps for `query`.
 fn dense_limit(query: &SearchQuery) -> u32 {

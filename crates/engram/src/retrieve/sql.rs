@@ -258,11 +258,12 @@ AND co.file_b IN (SELECT path FROM cfiles)) "
     };
     let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
     // The vector changes after the resident set's position: id, position, and the vector
-    // when it is now one of this project's vectors of the model (NULL: drop it).
+    // when it is now a live memory's vector of this project and model (NULL: drop it).
     let changes = match paths.dense {
         DenseSource::Resident => format!(
             " UNION ALL SELECT 'vec', c.memory_id, c.seq, CASE WHEN cm.project_id = ?{PROJECT} \
-AND ce.model_id = ?{MODEL} AND ce.dims = ?{DIMS} THEN ce.embedding END, {nulls} \
+AND cm.deprecated = 0 AND ce.model_id = ?{MODEL} AND ce.dims = ?{DIMS} THEN ce.embedding END, \
+{nulls} \
 FROM embedding_changes c INDEXED BY idx_embedding_changes_seq \
 LEFT JOIN memory_embeddings ce ON ce.memory_id = c.memory_id \
 LEFT JOIN memories cm ON cm.id = c.memory_id WHERE c.seq > ?{KNOWN_SEQ}"
