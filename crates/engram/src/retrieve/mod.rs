@@ -477,8 +477,14 @@ struct VectorChange {
     vector: Option<Vec<f32>>,
 }
 
+/// Applies the changes one statement read after the set's position. The log keeps each
+/// memory's latest change only, so a statement's changes bring the set to that statement's
+/// snapshot; when two searches of one instance overlap, the later snapshot may be applied
+/// first, and the earlier one's changes (all at or below the set's position by then) are
+/// skipped rather than written back over newer vectors.
 fn apply_changes(set: &mut VectorSet, changes: Vec<VectorChange>) {
-    for change in changes {
+    let applied = set.seq();
+    for change in changes.into_iter().filter(|c| c.seq > applied) {
         // A vector of another length than the model's cannot be compared; the exact
         // re-score in SQL reports such a row, so here it is only left out.
         let kept = match &change.vector {
@@ -571,4 +577,62 @@ fn decode_candidates(
         );
     }
     Ok((pool, adjacency, changes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(id: &str, seq: i64, vector: Option<[f32; 2]>) -> VectorChange {
+        VectorChange {
+            id: id.to_owned(),
+            seq,
+            vector: vector.map(|v| v.to_vec()),
+        }
+    }
+
+    #[test]
+    fn an_older_snapshot_applied_late_changes_nothing() {
+        let mut set = VectorSet::new(2);
+        // The later snapshot (x rewritten at 13) arrives first…
+        apply_changes(
+            &mut set,
+            vec![
+                change("y", 12, Some([0.0, 1.0])),
+                change("x", 13, Some([1.0, 0.0])),
+            ],
+        );
+        // …then the earlier one, which still saw x's old vector and no y.
+        apply_changes(
+            &mut set,
+            vec![change("x", 11, Some([-1.0, 0.0])), change("z", 12, None)],
+        );
+        assert_eq!(set.seq(), 13);
+        assert_eq!(set.nearest(&[1.0, 0.0], 1)[0], ("x", 1.0));
+        assert!(set.contains("y"));
+        // A newer change still applies, and a removal removes.
+        apply_changes(&mut set, vec![change("y", 14, None)]);
+        assert!(!set.contains("y") && set.seq() == 14);
+    }
+
+    #[test]
+    fn a_pick_is_affected_only_by_changes_that_could_enter_it() {
+        let mut set = VectorSet::new(2);
+        for (i, v) in [[1.0, 0.0], [0.9, 0.1], [0.5, 0.5], [0.0, 1.0]]
+            .iter()
+            .enumerate()
+        {
+            set.upsert(&format!("m{i}"), v).unwrap();
+        }
+        let query = [1.0, 0.0];
+        let pick = DensePick::from_set(&set, &query, 2);
+        assert_eq!(pick.ids, ["m0", "m1"]);
+        // Below the pick's floor: cannot enter.
+        assert!(!pick.affected_by(&[change("n", 5, Some([0.4, 0.6]))], &query, 2));
+        // Above it, or a picked memory changed or removed: can.
+        assert!(pick.affected_by(&[change("n", 5, Some([1.0, 0.05]))], &query, 2));
+        assert!(pick.affected_by(&[change("m1", 5, None)], &query, 2));
+        // Fewer picked than the limit: the exact scan answered, nothing could change it.
+        assert!(!pick.affected_by(&[change("n", 5, Some([1.0, 0.0]))], &query, 3));
+    }
 }
