@@ -4,17 +4,18 @@
 //! among them; ranking is `engram-retrieval`'s pure functions. Only HyDE (search intent,
 //! with a host LLM, when results are weak) makes a second round trip.
 
+mod resident;
 mod sql;
 
 use engram_core::vector;
 use engram_retrieval::boost::{boost, FileAdjacency};
 use engram_retrieval::fusion::{fuse, CandidatePool, PathWeights};
 use engram_retrieval::packing::{pack, PackingBudget};
-use engram_retrieval::resident::{self, VectorSet};
 use engram_retrieval::select::wants_hyde;
 use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, PathKind};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 
+use self::resident::{apply_changes, DensePick, VectorChange, RESIDENT_OVERFETCH};
 use self::sql::{param, DenseSource, Paths};
 use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::row::memory_from_row;
@@ -417,85 +418,9 @@ impl<D: Database> Engram<D> {
     }
 }
 
-/// Ids picked from the resident vectors per dense candidate kept. The set holds only live
-/// memories of the project, so without filters every pick survives; a filter that removes
-/// more than half of them sends the statement to its exact scan. Re-scoring a pick reads
-/// its stored vector (two pages at 384 dimensions): 4× cost 0.6 ms more per search at
-/// 10K memories than 2×.
-const RESIDENT_OVERFETCH: usize = 2;
-
 /// How many dense candidates the statement keeps for `query`.
 fn dense_limit(query: &SearchQuery) -> u32 {
     query.limit.max(sql::DENSE_CANDIDATES)
-}
-
-/// The ids the resident vectors rank best for one query vector, passed to the statement.
-struct DensePick {
-    ids: Vec<String>,
-    /// The lowest similarity picked when the pick is full, else −∞: a changed vector below
-    /// it could not have entered the pick.
-    floor: f32,
-    /// The change position of the set the pick came from.
-    seq: i64,
-}
-
-impl DensePick {
-    fn from_set(set: &VectorSet, query: &[f32], size: usize) -> Self {
-        let nearest = set.nearest(query, size);
-        let floor = match nearest.last() {
-            Some((_, score)) if nearest.len() == size => *score,
-            _ => f32::NEG_INFINITY,
-        };
-        DensePick {
-            ids: nearest.iter().map(|(id, _)| (*id).to_owned()).collect(),
-            floor,
-            seq: set.seq(),
-        }
-    }
-
-    /// Whether `changes` (made after the pick's set) could alter the dense candidates of a
-    /// statement that kept `limit`. With fewer than `limit` picked the exact scan ran, so
-    /// nothing could; otherwise a change to a picked vector, or a vector that would have
-    /// been picked, could.
-    fn affected_by(&self, changes: &[VectorChange], query: &[f32], limit: usize) -> bool {
-        self.ids.len() >= limit
-            && changes.iter().any(|change| {
-                self.ids.contains(&change.id)
-                    || change
-                        .vector
-                        .as_deref()
-                        .is_some_and(|v| resident::similarity(query, v) >= self.floor)
-            })
-    }
-}
-
-/// A vector change read with the candidates: the memory's vector now, or `None` when it
-/// has none of this model in this project.
-struct VectorChange {
-    id: String,
-    seq: i64,
-    vector: Option<Vec<f32>>,
-}
-
-/// Applies the changes one statement read after the set's position. The log keeps each
-/// memory's latest change only, so a statement's changes bring the set to that statement's
-/// snapshot; when two searches of one instance overlap, the later snapshot may be applied
-/// first, and the earlier one's changes (all at or below the set's position by then) are
-/// skipped rather than written back over newer vectors.
-fn apply_changes(set: &mut VectorSet, changes: Vec<VectorChange>) {
-    let applied = set.seq();
-    for change in changes.into_iter().filter(|c| c.seq > applied) {
-        // A vector of another length than the model's cannot be compared; the exact
-        // re-score in SQL reports such a row, so here it is only left out.
-        let kept = match &change.vector {
-            Some(v) => set.upsert(&change.id, v).is_ok(),
-            None => false,
-        };
-        if !kept {
-            set.remove(&change.id);
-        }
-        set.advance_to(change.seq);
-    }
 }
 
 /// `[[token, stem], …]` for the keyword tokens that reach the MATCH: the stem under which
@@ -577,62 +502,4 @@ fn decode_candidates(
         );
     }
     Ok((pool, adjacency, changes))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn change(id: &str, seq: i64, vector: Option<[f32; 2]>) -> VectorChange {
-        VectorChange {
-            id: id.to_owned(),
-            seq,
-            vector: vector.map(|v| v.to_vec()),
-        }
-    }
-
-    #[test]
-    fn an_older_snapshot_applied_late_changes_nothing() {
-        let mut set = VectorSet::new(2);
-        // The later snapshot (x rewritten at 13) arrives first…
-        apply_changes(
-            &mut set,
-            vec![
-                change("y", 12, Some([0.0, 1.0])),
-                change("x", 13, Some([1.0, 0.0])),
-            ],
-        );
-        // …then the earlier one, which still saw x's old vector and no y.
-        apply_changes(
-            &mut set,
-            vec![change("x", 11, Some([-1.0, 0.0])), change("z", 12, None)],
-        );
-        assert_eq!(set.seq(), 13);
-        assert_eq!(set.nearest(&[1.0, 0.0], 1)[0], ("x", 1.0));
-        assert!(set.contains("y"));
-        // A newer change still applies, and a removal removes.
-        apply_changes(&mut set, vec![change("y", 14, None)]);
-        assert!(!set.contains("y") && set.seq() == 14);
-    }
-
-    #[test]
-    fn a_pick_is_affected_only_by_changes_that_could_enter_it() {
-        let mut set = VectorSet::new(2);
-        for (i, v) in [[1.0, 0.0], [0.9, 0.1], [0.5, 0.5], [0.0, 1.0]]
-            .iter()
-            .enumerate()
-        {
-            set.upsert(&format!("m{i}"), v).unwrap();
-        }
-        let query = [1.0, 0.0];
-        let pick = DensePick::from_set(&set, &query, 2);
-        assert_eq!(pick.ids, ["m0", "m1"]);
-        // Below the pick's floor: cannot enter.
-        assert!(!pick.affected_by(&[change("n", 5, Some([0.4, 0.6]))], &query, 2));
-        // Above it, or a picked memory changed or removed: can.
-        assert!(pick.affected_by(&[change("n", 5, Some([1.0, 0.05]))], &query, 2));
-        assert!(pick.affected_by(&[change("m1", 5, None)], &query, 2));
-        // Fewer picked than the limit: the exact scan answered, nothing could change it.
-        assert!(!pick.affected_by(&[change("n", 5, Some([1.0, 0.0]))], &query, 3));
-    }
 }
