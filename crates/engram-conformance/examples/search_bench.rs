@@ -235,6 +235,26 @@ async fn baseline(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
     percentiles(latencies)
 }
 
+/// Searches until the resident set stops growing (it loads at most 4,096 vectors per
+/// search); returns the time taken (ms) and the searches it took.
+async fn load_resident<D: Database>(engram: &Engram<D>, query: &str) -> (f64, usize) {
+    let started = Instant::now();
+    let mut searches = 0;
+    let mut count = None;
+    loop {
+        engram
+            .search(&SearchQuery::new(query))
+            .await
+            .expect("search");
+        searches += 1;
+        let now = engram.resident_vector_count();
+        if now == count {
+            return (started.elapsed().as_secs_f64() * 1e3, searches);
+        }
+        count = now;
+    }
+}
+
 /// The resident vectors' share of a search: ranking every vector in memory for the 60 ids
 /// the statement re-scores.
 async fn nearest_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
@@ -313,13 +333,13 @@ async fn main() {
         resident
             .enable_resident_vectors()
             .expect("resident vectors");
-        let (load, _) = measure(&resident, &queries[..1]).await;
+        let (load, searches) = load_resident(&resident, &queries[0]).await;
         let (p, stages) = measure(&resident, &queries).await;
         row(
             size,
             "native, hybrid (resident vectors)",
             p,
-            &format!("{stages}; first search (loads the set) {:.1} ms", load.0),
+            &format!("{stages}; loading took {searches} searches, {load:.0} ms"),
         );
         row(
             size,
@@ -362,7 +382,7 @@ async fn main() {
             );
             let mut engram = engram;
             engram.enable_resident_vectors().expect("resident vectors");
-            let (load, _) = measure(&engram, &queries[..1]).await;
+            let (load, searches) = load_resident(&engram, &queries[0]).await;
             let before = client.transport().requests.get();
             let (p, stages) = measure(&engram, &queries).await;
             let trips = (client.transport().requests.get() - before) as f64 / queries.len() as f64;
@@ -371,8 +391,7 @@ async fn main() {
                 "HTTP test server, hybrid (resident)",
                 p,
                 &format!(
-                    "{trips:.2} round trips per search; {stages}; first search {:.1} ms",
-                    load.0
+                    "{trips:.2} round trips per search; {stages}; loading took {searches} searches, {load:.0} ms"
                 ),
             );
         }

@@ -43,7 +43,7 @@ pub struct EngramHandle {
 /// are embedded by that provider through `fetch` (circuit breaker: 3 failures → keyword-only
 /// for 30 s; memories are stored and embedded later by `embedPending`). `residentVectors:
 /// true` keeps the project's vectors in memory for fast dense searches in a long-lived
-/// process (4 × dims bytes per memory, loaded by the first search); leave it off where an
+/// process (4 × dims bytes per memory, loaded by the first searches); leave it off where an
 /// instance serves one request (a Worker).
 #[wasm_bindgen(js_name = createMemory, unchecked_return_type = "Promise<Engram>")]
 pub fn create_memory(

@@ -205,7 +205,7 @@ export interface RemoteEmbedderOptions {
 
 /**
  * `residentVectors`: keep the project's vectors in memory (4 × dims bytes each, loaded by
- * the first search) so dense searches rank them in process; for long-lived processes, not
+ * the first searches) so dense searches rank them in process; for long-lived processes, not
  * for a Worker serving one request. Needs an embedder.
  */
 export type CreateMemoryOptions =

@@ -82,7 +82,7 @@ pub struct Engram<D> {
     pub(crate) embedding: Option<Embedding>,
     pub(crate) vector_index: Option<VectorIndex>,
     /// The current model's vectors of this project, kept in memory for the dense path.
-    pub(crate) resident: Option<std::cell::RefCell<engram_retrieval::resident::VectorSet>>,
+    pub(crate) resident: Option<std::cell::RefCell<crate::retrieve::Resident>>,
     pub(crate) reranker: Option<Box<dyn Rerank>>,
     pub(crate) llm: Option<Box<dyn Generate>>,
     /// The code graph as of the last index call, reused while the stored generation
@@ -190,19 +190,19 @@ impl<D: Database> Engram<D> {
     /// its one statement, which re-scores them from the stored vectors, applies the filters,
     /// and falls back to the exact scan if too few survive. Results are the exact scan's.
     ///
-    /// The set fills from the change log that the same statement returns (the first search
-    /// loads every vector, 1.5 KB each at 384 dimensions) and stays current with every
-    /// writer's changes; a search repeats its statement only when a change could alter
-    /// its dense candidates. Costs `4 × dims` bytes per memory. Takes precedence over
+    /// The set fills from the change log that the same statement returns (up to 4,096
+    /// vectors per search, 1.5 KB each at 384 dimensions; searches use the exact scan until
+    /// it is in) and stays current with every writer's changes; a search repeats its
+    /// statement only when a change could alter its dense candidates. Costs `4 × dims` bytes per memory. Takes precedence over
     /// [`Engram::enable_vector_index`]. Needs an embedder; a later
     /// [`Engram::with_embedder`] drops the set.
     pub fn enable_resident_vectors(&mut self) -> Result<(), EngramError> {
         let Some(embedding) = &self.embedding else {
             return Err(ValidationError::field("embedder", "no embedder configured").into());
         };
-        self.resident = Some(std::cell::RefCell::new(
-            engram_retrieval::resident::VectorSet::new(embedding.dims()),
-        ));
+        self.resident = Some(std::cell::RefCell::new(crate::retrieve::Resident::new(
+            embedding.dims(),
+        )));
         Ok(())
     }
 
@@ -214,7 +214,7 @@ impl<D: Database> Engram<D> {
     /// How many vectors are kept in memory (`None` without resident vectors); the set
     /// fills at the first dense search.
     pub fn resident_vector_count(&self) -> Option<usize> {
-        self.resident.as_ref().map(|set| set.borrow().len())
+        self.resident.as_ref().map(|r| r.borrow().set.len())
     }
 
     /// The embedder's model id, if there is one.

@@ -15,7 +15,8 @@ use engram_retrieval::select::wants_hyde;
 use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, PathKind};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 
-use self::resident::{apply_changes, DensePick, VectorChange, RESIDENT_OVERFETCH};
+pub(crate) use self::resident::Resident;
+use self::resident::{DensePick, VectorChange, RESIDENT_OVERFETCH};
 use self::sql::{param, DenseSource, Paths};
 use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::row::memory_from_row;
@@ -278,8 +279,8 @@ impl<D: Database> Engram<D> {
         loop {
             attempt += 1;
             let pick = match (&paths.dense, vector, &self.resident) {
-                (DenseSource::Resident, Some(v), Some(set)) => Some(DensePick::from_set(
-                    &set.borrow(),
+                (DenseSource::Resident, Some(v), Some(resident)) => Some(DensePick::from(
+                    &resident.borrow(),
                     v,
                     RESIDENT_OVERFETCH * dense_limit(query) as usize,
                 )),
@@ -291,11 +292,11 @@ impl<D: Database> Engram<D> {
             );
             let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
             let (pool, adjacency, changes) = decode_candidates(&rows)?;
-            let (Some(pick), Some(set), Some(v)) = (pick, &self.resident, vector) else {
+            let (Some(pick), Some(resident), Some(v)) = (pick, &self.resident, vector) else {
                 return Ok((pool, adjacency));
             };
             let affected = pick.affected_by(&changes, v, dense_limit(query) as usize);
-            apply_changes(&mut set.borrow_mut(), changes);
+            resident.borrow_mut().apply(changes);
             if !affected || attempt >= 3 {
                 return Ok((pool, adjacency));
             }
@@ -357,6 +358,10 @@ impl<D: Database> Engram<D> {
         if let Some(pick) = pick {
             set(param::DENSE_IDS, json_list(&pick.ids));
             set(param::KNOWN_SEQ, Value::Integer(pick.seq));
+            set(
+                param::CHANGE_LIMIT,
+                Value::Integer(resident::CHANGE_BATCH as i64),
+            );
         }
         set(
             param::GRAPH_LIMIT,

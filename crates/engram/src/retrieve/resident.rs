@@ -10,6 +10,38 @@ use engram_retrieval::resident::{self, VectorSet};
 /// hybrid search 0.8 ms slower in wasm (Node) than 2×.
 pub(super) const RESIDENT_OVERFETCH: usize = 2;
 
+/// Most vector changes one search brings in (6 MB at 384 dimensions). A larger backlog, as
+/// when the set first loads a big project, arrives over several searches, which use the
+/// exact scan until it is in.
+pub(crate) const CHANGE_BATCH: usize = 4096;
+
+/// An instance's resident vectors and whether they have caught up with the change log.
+#[derive(Debug)]
+pub(crate) struct Resident {
+    /// The vectors.
+    pub(crate) set: VectorSet,
+    /// False until a statement returned fewer changes than [`CHANGE_BATCH`]: the set may
+    /// then miss vectors, so searches pass no ids and the exact scan answers.
+    caught_up: bool,
+}
+
+impl Resident {
+    /// An empty set of `dims`-long vectors that has not loaded yet.
+    pub(crate) fn new(dims: usize) -> Self {
+        Resident {
+            set: VectorSet::new(dims),
+            caught_up: false,
+        }
+    }
+
+    /// Applies the changes one statement read after the set's position (see
+    /// [`apply_changes`]); a full batch means more may be waiting.
+    pub(super) fn apply(&mut self, changes: Vec<VectorChange>) {
+        self.caught_up = changes.len() < CHANGE_BATCH;
+        apply_changes(&mut self.set, changes);
+    }
+}
+
 /// The ids the resident vectors rank best for one query vector, passed to the statement.
 pub(super) struct DensePick {
     pub(super) ids: Vec<String>,
@@ -21,7 +53,20 @@ pub(super) struct DensePick {
 }
 
 impl DensePick {
-    pub(super) fn from_set(set: &VectorSet, query: &[f32], size: usize) -> Self {
+    /// The best `size` ids of `resident` for `query`; none while it is catching up.
+    pub(super) fn from(resident: &Resident, query: &[f32], size: usize) -> Self {
+        if resident.caught_up {
+            Self::from_set(&resident.set, query, size)
+        } else {
+            DensePick {
+                ids: Vec::new(),
+                floor: f32::NEG_INFINITY,
+                seq: resident.set.seq(),
+            }
+        }
+    }
+
+    fn from_set(set: &VectorSet, query: &[f32], size: usize) -> Self {
         let nearest = set.nearest(query, size);
         let floor = match nearest.last() {
             Some((_, score)) if nearest.len() == size => *score,
@@ -68,7 +113,7 @@ pub(super) struct VectorChange {
 /// snapshot; when two searches of one instance overlap, the later snapshot may be applied
 /// first, and the earlier one's changes (all at or below the set's position by then) are
 /// skipped rather than written back over newer vectors.
-pub(super) fn apply_changes(set: &mut VectorSet, changes: Vec<VectorChange>) {
+fn apply_changes(set: &mut VectorSet, changes: Vec<VectorChange>) {
     let applied = set.seq();
     for change in changes.into_iter().filter(|c| c.seq > applied) {
         // A vector of another length than the model's cannot be compared; the exact
@@ -118,6 +163,31 @@ mod tests {
         // A newer change still applies, and a removal removes.
         apply_changes(&mut set, vec![change("y", 14, None)]);
         assert!(!set.contains("y") && set.seq() == 14);
+    }
+
+    #[test]
+    fn a_set_catching_up_picks_nothing_until_a_batch_comes_short() {
+        let mut resident = Resident::new(2);
+        let query = [1.0, 0.0];
+        assert!(DensePick::from(&resident, &query, 4).ids.is_empty());
+        let batch: Vec<VectorChange> = (0..CHANGE_BATCH)
+            .map(|i| change(&format!("m{i}"), i as i64 + 1, Some([1.0, i as f32])))
+            .collect();
+        resident.apply(batch);
+        let pick = DensePick::from(&resident, &query, 4);
+        assert!(pick.ids.is_empty(), "a full batch: more may be waiting");
+        assert_eq!(pick.seq, CHANGE_BATCH as i64);
+        resident.apply(vec![change(
+            "last",
+            CHANGE_BATCH as i64 + 1,
+            Some([1.0, 0.0]),
+        )]);
+        let pick = DensePick::from(&resident, &query, 4);
+        assert_eq!(pick.ids[..2], ["last", "m0"]);
+        assert_eq!(resident.set.len(), CHANGE_BATCH + 1);
+        // No changes at all is a short batch too.
+        resident.apply(Vec::new());
+        assert_eq!(DensePick::from(&resident, &query, 4).ids.len(), 4);
     }
 
     #[test]

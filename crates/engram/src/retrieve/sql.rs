@@ -45,8 +45,10 @@ pub(crate) mod param {
     pub const DENSE_IDS: usize = 19;
     /// The change-log position the resident vectors reflect.
     pub const KNOWN_SEQ: usize = 20;
+    /// Most vector changes one statement returns.
+    pub const CHANGE_LIMIT: usize = 21;
     /// How many parameters the statement binds.
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 21;
 }
 
 /// How the dense path finds neighbours.
@@ -257,16 +259,18 @@ AND co.file_b IN (SELECT path FROM cfiles)) "
         "adj AS (SELECT NULL AS a, NULL AS b WHERE 0) ".to_owned()
     };
     let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
-    // The vector changes after the resident set's position: id, position, and the vector
-    // when it is now a live memory's vector of this project and model (NULL: drop it).
+    // The vector changes after the resident set's position, oldest first and at most
+    // `?CHANGE_LIMIT`: id, position, and the vector when it is now a live memory's vector
+    // of this project and model (NULL: drop it).
     let changes = match paths.dense {
         DenseSource::Resident => format!(
-            " UNION ALL SELECT 'vec', c.memory_id, c.seq, CASE WHEN cm.project_id = ?{PROJECT} \
-AND cm.deprecated = 0 AND ce.model_id = ?{MODEL} AND ce.dims = ?{DIMS} THEN ce.embedding END, \
-{nulls} \
-FROM embedding_changes c INDEXED BY idx_embedding_changes_seq \
+            " UNION ALL SELECT 'vec', vc.id, vc.seq, vc.embedding, {nulls} FROM (\
+SELECT c.memory_id AS id, c.seq AS seq, CASE WHEN cm.project_id = ?{PROJECT} \
+AND cm.deprecated = 0 AND ce.model_id = ?{MODEL} AND ce.dims = ?{DIMS} THEN ce.embedding END \
+AS embedding FROM embedding_changes c INDEXED BY idx_embedding_changes_seq \
 LEFT JOIN memory_embeddings ce ON ce.memory_id = c.memory_id \
-LEFT JOIN memories cm ON cm.id = c.memory_id WHERE c.seq > ?{KNOWN_SEQ}"
+LEFT JOIN memories cm ON cm.id = c.memory_id WHERE c.seq > ?{KNOWN_SEQ} \
+ORDER BY c.seq LIMIT ?{CHANGE_LIMIT} + 0) vc"
         ),
         _ => String::new(),
     };
