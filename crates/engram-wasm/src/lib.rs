@@ -178,8 +178,8 @@ impl EngramHandle {
     }
 }
 
-/// Reads an optional string property, rejecting other types with a typed error.
-/// A boolean option of `options` (absent: false).
+/// Reads an optional boolean property (absent: false), rejecting other types with a typed
+/// error.
 fn bool_option(options: &JsValue, key: &str) -> Result<bool, JsValue> {
     let value = Reflect::get(options, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
     if value.is_undefined() || value.is_null() {
@@ -194,6 +194,7 @@ fn bool_option(options: &JsValue, key: &str) -> Result<bool, JsValue> {
     })
 }
 
+/// Reads an optional string property, rejecting other types with a typed error.
 pub(crate) fn string_option(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     if !options.is_object() {
         return Err(js_error(

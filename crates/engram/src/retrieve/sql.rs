@@ -93,9 +93,9 @@ AND m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE}))"
 /// `vec`), rank, metric, then [`MEMORY_COLUMNS`] for hits; for `adj` rows the second column
 /// is one file and the fourth the other, the rest NULL; for `vec` rows (resident vectors
 /// only) the second is a memory id, the third its change position and the fourth its vector
-/// or NULL. The last parameter is always referenced
-/// (in a condition that is always true) so that engines which refuse bindings beyond the
-/// statement's highest parameter accept every variant.
+/// or NULL. The last parameter is always referenced (in a condition that is always true) so
+/// that engines which refuse bindings beyond the statement's highest parameter accept every
+/// variant.
 pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     use param::*;
     let filter = filter();
