@@ -76,6 +76,9 @@ suite "Rust doc tests" cargo test --doc --workspace --exclude engram-component -
 suite "storage suite + API vectors on the in-wasm engine (wasm-bindgen-test in Node)" \
   env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --target wasm32-unknown-unknown -p engram-sqlite
+suite "resident vectors' SIMD dot product in wasm (wasm-bindgen-test in Node)" \
+  env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test --target wasm32-unknown-unknown -p engram-retrieval --test wasm_simd
 suite "storage suite over fetch from wasm (wasm-bindgen-test in Node)" wasm_over_http
 # The eval harness on a subset (the full runs are in the issue notes): CoSQA with the real
 # model over 20 queries and a 150-function pool; SWE-bench file localization on the two

@@ -1,0 +1,65 @@
+//! The resident vector set's wasm SIMD dot product, run in Node by wasm-bindgen-test: the
+//! native unit tests cannot reach it (it is compiled only for wasm32 with simd128), and the
+//! end-to-end tests tolerate small arithmetic errors because the pick overfetches.
+#![cfg(all(target_family = "wasm", target_os = "unknown"))]
+
+use engram_retrieval::resident::{similarity, VectorSet};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+/// Deterministic pseudo-random floats in [-0.5, 0.5) (a linear congruential sequence).
+fn vector(seed: u64, dims: usize) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
+    (0..dims)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        })
+        .collect()
+}
+
+fn exact(a: &[f32], b: &[f32]) -> f64 {
+    1.0 - engram_core::vector::cosine_distance(a, b).expect("same length")
+}
+
+#[wasm_bindgen_test]
+fn simd_similarity_matches_the_f64_cosine_at_every_length() {
+    // Lengths below one 8-float chunk, with a tail, exact multiples, and the models' sizes.
+    for dims in [1, 3, 7, 8, 9, 16, 19, 20, 33, 256, 384] {
+        for seed in 0..20 {
+            let (a, b) = (vector(seed, dims), vector(seed + 1000, dims));
+            let got = f64::from(similarity(&a, &b));
+            let want = exact(&a, &b);
+            assert!(
+                (got - want).abs() < 1e-5,
+                "dims {dims} seed {seed}: {got} vs {want}"
+            );
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn simd_nearest_ranks_as_the_f64_cosine_does() {
+    let dims = 384;
+    let vectors: Vec<Vec<f32>> = (0..300).map(|i| vector(i, dims)).collect();
+    let mut set = VectorSet::new(dims);
+    for (i, v) in vectors.iter().enumerate() {
+        set.upsert(&format!("m{i:03}"), v).expect("dims");
+    }
+    for q in 0..5 {
+        let query = vector(10_000 + q, dims);
+        let mut want: Vec<(f64, String)> = vectors
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (exact(&query, v), format!("m{i:03}")))
+            .collect();
+        want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let got = set.nearest(&query, 20);
+        for ((id, score), (want_score, want_id)) in got.iter().zip(&want) {
+            // Random vectors are far from ties: the order must match exactly.
+            assert_eq!(id, want_id);
+            assert!((f64::from(*score) - want_score).abs() < 1e-5);
+        }
+    }
+}
