@@ -3,28 +3,16 @@
 //! Real model where the behaviour depends on it; named fakes where a failure must be forced.
 
 mod common;
+mod real_model;
 
 use std::cell::Cell;
-use std::path::PathBuf;
 
 use engram::{
     Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
 };
-use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
+use engram_embed::MINILM_INT8_ID;
 use engram_sqlite::SqliteDatabase;
-
-fn real_model() -> EngramEmbedder {
-    let dir = std::env::var_os("ENGRAM_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/engram/models")
-        })
-        .join(MINILM_INT8_ID);
-    let read = |n: &str| std::fs::read(dir.join(n)).expect("run scripts/fetch-model.sh");
-    EngramEmbedder::new(
-        Embedder::load(&read("model.onnx"), &read("tokenizer.json"), MINILM_INT8_ID).unwrap(),
-    )
-}
+use real_model::real_model;
 
 fn query(text: &str, mode: SearchMode) -> SearchQuery {
     SearchQuery {

@@ -5,32 +5,16 @@
 //! must stay one round trip unless a change could alter its dense candidates.
 
 mod common;
+mod real_model;
 
-use std::path::PathBuf;
 use std::rc::Rc;
 
 use common::{nonce, temp_db, CountingTransport};
-use engram::{
-    Database, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
-    SearchResponse,
-};
-use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
+use engram::{Database, Engram, MemoryType, NewMemory, SearchMode, SearchQuery, SearchResponse};
 use engram_hrana::HranaClient;
 use engram_libsql::LocalDatabase;
 use engram_testserver::{ServerConfig, TestServer};
-
-fn model() -> Rc<EngramEmbedder> {
-    let dir = std::env::var_os("ENGRAM_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/engram/models")
-        })
-        .join(MINILM_INT8_ID);
-    let read = |n: &str| std::fs::read(dir.join(n)).expect("run scripts/fetch-model.sh");
-    Rc::new(EngramEmbedder::new(
-        Embedder::load(&read("model.onnx"), &read("tokenizer.json"), MINILM_INT8_ID).unwrap(),
-    ))
-}
+use real_model::{open_with_model, real_model};
 
 /// 160 distinct memories: enough that the resident pick (2 × 30 ids) is full and the fast
 /// form, not the exact fallback, answers.
@@ -132,16 +116,6 @@ fn dense(text: &str) -> SearchQuery {
     }
 }
 
-async fn open<D: Database>(db: D, project: &str, model: &Rc<EngramEmbedder>) -> Engram<D> {
-    let config = EngramConfig {
-        project_id: project.to_owned(),
-    };
-    Engram::open(db, config, Host::native())
-        .await
-        .unwrap()
-        .with_embedder(Box::new(model.clone()))
-}
-
 /// Each hit's id, dense rank and dense similarity.
 fn dense_hits(response: &SearchResponse) -> Vec<(String, u32, f64)> {
     response
@@ -164,11 +138,28 @@ fn assert_same(a: &SearchResponse, b: &SearchResponse, what: &str) {
     }
 }
 
+/// A dense search for `query` that, when the transport counts requests, must take `trips`
+/// of them.
+async fn search_counted<D: Database>(
+    engram: &Engram<D>,
+    query: &str,
+    requests: &dyn Fn() -> Option<usize>,
+    trips: usize,
+    what: &str,
+) -> SearchResponse {
+    let before = requests();
+    let response = engram.search(&dense(query)).await.unwrap();
+    if let Some(before) = before {
+        assert_eq!(requests(), Some(before + trips), "{what}: round trips");
+    }
+    response
+}
+
 /// Runs the scenario; `requests` reads the transport's request count when there is one.
 async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -> Option<usize>) {
-    let model = model();
+    let model = Rc::new(real_model());
     let project = format!("rv-{}", nonce());
-    let exact = open(db, &project, &model).await;
+    let exact = open_with_model(db, &project, &model).await;
     let corpus = corpus();
     for (content, memory_type) in &corpus {
         exact
@@ -177,13 +168,13 @@ async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -
             .unwrap();
     }
     // Another project's vectors reach the change log too and must never be ranked.
-    let other = open(db, &format!("{project}-other"), &model).await;
+    let other = open_with_model(db, &format!("{project}-other"), &model).await;
     other
         .remember(NewMemory::new(MemoryType::Gotcha, corpus[0].0.as_str()))
         .await
         .unwrap();
 
-    let mut resident = open(db, &project, &model).await;
+    let mut resident = open_with_model(db, &project, &model).await;
     assert_eq!(resident.resident_vector_count(), None);
     resident.enable_resident_vectors().unwrap();
     assert_eq!(resident.resident_vector_count(), Some(0));
@@ -195,15 +186,7 @@ async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -
         "how do we release to production",
     ];
     // The first search loads the set from the change log in the same round trip.
-    let before = requests();
-    let first = resident.search(&dense(queries[0])).await.unwrap();
-    if let Some(before) = before {
-        assert_eq!(
-            requests(),
-            Some(before + 1),
-            "the loading search is one round trip"
-        );
-    }
+    let first = search_counted(&resident, queries[0], requests, 1, "the loading search").await;
     assert_eq!(resident.resident_vector_count(), Some(corpus.len()));
     assert_same(
         &first,
@@ -211,11 +194,7 @@ async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -
         "loading",
     );
     for query in queries {
-        let before = requests();
-        let got = resident.search(&dense(query)).await.unwrap();
-        if let Some(before) = before {
-            assert_eq!(requests(), Some(before + 1), "{query}: one round trip");
-        }
+        let got = search_counted(&resident, query, requests, 1, query).await;
         assert_same(&got, &exact.search(&dense(query)).await.unwrap(), query);
     }
 
@@ -228,15 +207,8 @@ async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -
         .await
         .unwrap();
     let query = "how do we release to production";
-    let before = requests();
-    let got = resident.search(&dense(query)).await.unwrap();
-    if let Some(before) = before {
-        assert_eq!(
-            requests(),
-            Some(before + 2),
-            "a change that enters the candidates repeats the statement once"
-        );
-    }
+    // A change that enters the candidates repeats the statement once.
+    let got = search_counted(&resident, query, requests, 2, "after a write").await;
     assert!(got.hits.iter().any(|h| h.memory.id == newcomer.id));
     assert_same(
         &got,
@@ -254,15 +226,7 @@ async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -
         .await
         .unwrap();
     let query = queries[0];
-    let before = requests();
-    let got = resident.search(&dense(query)).await.unwrap();
-    if let Some(before) = before {
-        assert_eq!(
-            requests(),
-            Some(before + 1),
-            "an unrelated change costs nothing"
-        );
-    }
+    let got = search_counted(&resident, query, requests, 1, "unrelated change").await;
     assert_same(
         &got,
         &exact.search(&dense(query)).await.unwrap(),

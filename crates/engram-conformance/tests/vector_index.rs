@@ -4,31 +4,18 @@
 //! enabled.
 
 mod common;
+mod real_model;
 
-use std::path::PathBuf;
 use std::rc::Rc;
 
 use common::{nonce, temp_db};
 use engram::{
     Database, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
 };
-use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
 use engram_testserver::{ServerConfig, TestServer};
-
-fn model() -> Rc<EngramEmbedder> {
-    let dir = std::env::var_os("ENGRAM_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/engram/models")
-        })
-        .join(MINILM_INT8_ID);
-    let read = |n: &str| std::fs::read(dir.join(n)).expect("run scripts/fetch-model.sh");
-    Rc::new(EngramEmbedder::new(
-        Embedder::load(&read("model.onnx"), &read("tokenizer.json"), MINILM_INT8_ID).unwrap(),
-    ))
-}
+use real_model::{open_with_model, real_model};
 
 const MEMORIES: [(&str, MemoryType); 10] = [
     (
@@ -81,26 +68,16 @@ fn dense(text: &str) -> SearchQuery {
     }
 }
 
-async fn open<D: Database>(db: D, project: &str, model: &Rc<EngramEmbedder>) -> Engram<D> {
-    let config = EngramConfig {
-        project_id: project.to_owned(),
-    };
-    Engram::open(db, config, Host::native())
-        .await
-        .unwrap()
-        .with_embedder(Box::new(model.clone()))
-}
-
 async fn index_matches_brute_force<D: Database + Copy>(db: D) {
-    let model = model();
+    let model = Rc::new(real_model());
     let project = format!("vi-{}", nonce());
-    let brute = open(db, &project, &model).await;
+    let brute = open_with_model(db, &project, &model).await;
     // Stored before the index exists: the index must be backfilled.
     let early = brute
         .remember(NewMemory::new(MEMORIES[0].1, MEMORIES[0].0))
         .await
         .unwrap();
-    let mut indexed = open(db, &project, &model).await;
+    let mut indexed = open_with_model(db, &project, &model).await;
     assert!(indexed.enable_vector_index().await.unwrap());
     assert!(indexed.uses_vector_index());
     let mut ids = vec![early.id.clone()];

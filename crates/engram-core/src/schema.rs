@@ -218,6 +218,17 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
+/// A trigger body that moves memory `$id` to the end of the embedding change log.
+macro_rules! log_embedding_change {
+    ($id:literal) => {
+        concat!(
+            "BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) VALUES (",
+            $id,
+            ", (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END"
+        )
+    };
+}
+
 /// Version 6: a change log of stored vectors, so an instance that keeps vectors in memory
 /// learns, in the same statement as a search, what any writer changed since it last looked.
 /// One row per memory whose vector was ever written or whose memory was forgotten or
@@ -231,19 +242,23 @@ const EMBEDDING_CHANGES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS idx_embedding_changes_seq ON embedding_changes(seq)",
     "INSERT OR IGNORE INTO embedding_changes (memory_id, seq) \
 SELECT memory_id, ROW_NUMBER() OVER (ORDER BY rowid) FROM memory_embeddings",
-    "CREATE TRIGGER IF NOT EXISTS embedding_changes_insert AFTER INSERT ON memory_embeddings \
-BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
-VALUES (new.memory_id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
-    "CREATE TRIGGER IF NOT EXISTS embedding_changes_update AFTER UPDATE ON memory_embeddings \
-BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
-VALUES (new.memory_id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
-    "CREATE TRIGGER IF NOT EXISTS embedding_changes_delete AFTER DELETE ON memory_embeddings \
-BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
-VALUES (old.memory_id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
-    "CREATE TRIGGER IF NOT EXISTS embedding_changes_deprecated AFTER UPDATE OF deprecated \
-ON memories WHEN old.deprecated IS NOT new.deprecated \
-BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) \
-VALUES (new.id, (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END",
+    concat!(
+        "CREATE TRIGGER IF NOT EXISTS embedding_changes_insert AFTER INSERT ON memory_embeddings ",
+        log_embedding_change!("new.memory_id")
+    ),
+    concat!(
+        "CREATE TRIGGER IF NOT EXISTS embedding_changes_update AFTER UPDATE ON memory_embeddings ",
+        log_embedding_change!("new.memory_id")
+    ),
+    concat!(
+        "CREATE TRIGGER IF NOT EXISTS embedding_changes_delete AFTER DELETE ON memory_embeddings ",
+        log_embedding_change!("old.memory_id")
+    ),
+    concat!(
+        "CREATE TRIGGER IF NOT EXISTS embedding_changes_deprecated AFTER UPDATE OF deprecated ",
+        "ON memories WHEN old.deprecated IS NOT new.deprecated ",
+        log_embedding_change!("new.id")
+    ),
 ];
 
 /// Version 4: what the observer's frequency filter counts across sessions. One row per

@@ -222,11 +222,7 @@ impl<D: Database> Engram<D> {
             _ => None,
         };
         let paths = self.paths(query, &analysis, vector.is_some());
-        let pick = DensePick {
-            ids: Vec::new(),
-            floor: f32::NEG_INFINITY,
-            seq: 0,
-        };
+        let pick = DensePick::none(0);
         let statement = Statement::with_params(
             format!("EXPLAIN QUERY PLAN {}", sql::candidates(&paths)),
             self.candidate_params(query, &analysis, vector.as_deref(), Some(&pick)),

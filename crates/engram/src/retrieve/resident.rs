@@ -58,11 +58,16 @@ impl DensePick {
         if resident.caught_up {
             Self::from_set(&resident.set, query, size)
         } else {
-            DensePick {
-                ids: Vec::new(),
-                floor: f32::NEG_INFINITY,
-                seq: resident.set.seq(),
-            }
+            Self::none(resident.set.seq())
+        }
+    }
+
+    /// No ids, from a set at `seq`: the statement's exact scan answers.
+    pub(super) fn none(seq: i64) -> Self {
+        DensePick {
+            ids: Vec::new(),
+            floor: f32::NEG_INFINITY,
+            seq,
         }
     }
 
