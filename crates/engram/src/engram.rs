@@ -187,13 +187,15 @@ impl<D: Database> Engram<D> {
     /// Keeps this project's vectors of the current model in memory, for long-lived hosts
     /// (a server, an editor, a Node process): a dense search then ranks a matrix in
     /// process (about 0.1 µs per vector instead of 2 µs in SQL) and passes the best ids into
-    /// its one statement, which re-scores them from the stored vectors, applies the filters,
-    /// and falls back to the exact scan if too few survive. Results are the exact scan's.
+    /// its one statement. That statement re-scores them, and every memory whose vector
+    /// changed since the set last caught up, from the stored vectors, applies the filters,
+    /// and falls back to the exact scan if too few of them still rank above the rest.
+    /// Results are the exact scan's, in one round trip whatever other writers did.
     ///
     /// The set fills from the change log that the same statement returns (up to 4,096
     /// vectors per search, 1.5 KB each at 384 dimensions; searches use the exact scan until
-    /// it is in) and stays current with every writer's changes; a search repeats its
-    /// statement only when a change could alter its dense candidates. Costs `4 × dims` bytes per memory. Takes precedence over
+    /// it is in) and stays current with every writer's changes. Costs `4 × dims` bytes per
+    /// memory. Takes precedence over
     /// [`Engram::enable_vector_index`]. Needs an embedder; a later
     /// [`Engram::with_embedder`] drops the set.
     pub fn enable_resident_vectors(&mut self) -> Result<(), EngramError> {

@@ -261,9 +261,9 @@ impl<D: Database> Engram<D> {
         }
     }
 
-    /// Runs the candidate statement for `paths`. With resident vectors, applies the vector
-    /// changes it returns and runs it again (at most twice more) when a change could have
-    /// altered the dense candidates.
+    /// Runs the candidate statement for `paths`, in one round trip. With resident vectors,
+    /// passes the ids they rank best and applies the vector changes the statement returns
+    /// (the statement itself accounts for changes the set had not seen).
     async fn fetch_candidates(
         &self,
         paths: &Paths<'_>,
@@ -271,32 +271,24 @@ impl<D: Database> Engram<D> {
         analysis: &engram_retrieval::QueryAnalysis,
         vector: Option<&[f32]>,
     ) -> Result<(CandidatePool, FileAdjacency), EngramError> {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let pick = match (&paths.dense, vector, &self.resident) {
-                (DenseSource::Resident, Some(v), Some(resident)) => Some(DensePick::from(
-                    &resident.borrow(),
-                    v,
-                    RESIDENT_OVERFETCH * dense_limit(query) as usize,
-                )),
-                _ => None,
-            };
-            let statement = Statement::with_params(
-                sql::candidates(paths),
-                self.candidate_params(query, analysis, vector, pick.as_ref()),
-            );
-            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
-            let (pool, adjacency, changes) = decode_candidates(&rows)?;
-            let (Some(pick), Some(resident), Some(v)) = (pick, &self.resident, vector) else {
-                return Ok((pool, adjacency));
-            };
-            let affected = pick.affected_by(&changes, v, dense_limit(query) as usize);
+        let pick = match (&paths.dense, vector, &self.resident) {
+            (DenseSource::Resident, Some(v), Some(resident)) => Some(DensePick::from(
+                &resident.borrow(),
+                v,
+                RESIDENT_OVERFETCH * dense_limit(query) as usize,
+            )),
+            _ => None,
+        };
+        let statement = Statement::with_params(
+            sql::candidates(paths),
+            self.candidate_params(query, analysis, vector, pick.as_ref()),
+        );
+        let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
+        let (pool, adjacency, changes) = decode_candidates(&rows)?;
+        if let (Some(_), Some(resident)) = (pick, &self.resident) {
             resident.borrow_mut().apply(changes);
-            if !affected || attempt >= 3 {
-                return Ok((pool, adjacency));
-            }
         }
+        Ok((pool, adjacency))
     }
 
     fn candidate_params(
@@ -354,6 +346,7 @@ impl<D: Database> Engram<D> {
         if let Some(pick) = pick {
             set(param::DENSE_IDS, json_list(&pick.ids));
             set(param::KNOWN_SEQ, Value::Integer(pick.seq));
+            set(param::DENSE_FLOOR, pick.floor_param());
             set(
                 param::CHANGE_LIMIT,
                 Value::Integer(resident::CHANGE_BATCH as i64),

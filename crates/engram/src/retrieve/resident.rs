@@ -1,7 +1,8 @@
 //! The instance side of resident vectors: which ids a search passes into its statement, and
 //! how the vector changes the statement returns update the set.
 
-use engram_retrieval::resident::{self, VectorSet};
+use engram_retrieval::resident::VectorSet;
+use engram_store::Value;
 
 /// Ids picked from the resident vectors per dense candidate kept. The set holds only live
 /// memories of the project, so without filters every pick survives; a filter that removes
@@ -84,26 +85,21 @@ impl DensePick {
         }
     }
 
-    /// Whether `changes` (made after the pick's set) could alter the dense candidates of a
-    /// statement that kept `limit`. With fewer than `limit` picked the exact scan ran, so
-    /// nothing could; otherwise a change to a picked vector, or a vector that would have
-    /// been picked, could.
-    pub(super) fn affected_by(
-        &self,
-        changes: &[VectorChange],
-        query: &[f32],
-        limit: usize,
-    ) -> bool {
-        self.ids.len() >= limit
-            && changes.iter().any(|change| {
-                self.ids.contains(&change.id)
-                    || change
-                        .vector
-                        .as_deref()
-                        .is_some_and(|v| resident::similarity(query, v) >= self.floor)
-            })
+    /// The statement's `DENSE_FLOOR`: the lowest similarity picked, below every similarity
+    /// when the pick holds the whole set, and NULL without ids (the exact scan answers).
+    pub(super) fn floor_param(&self) -> Value {
+        if self.ids.is_empty() {
+            Value::Null
+        } else if self.floor.is_finite() {
+            Value::Float(f64::from(self.floor))
+        } else {
+            Value::Float(BELOW_EVERY_SIMILARITY)
+        }
     }
 }
+
+/// Lower than any cosine similarity (they lie in [−1, 1]).
+const BELOW_EVERY_SIMILARITY: f64 = -2.0;
 
 /// A vector change read with the candidates: the memory's vector now, or `None` when it
 /// has none of this model in this project.
@@ -196,23 +192,18 @@ mod tests {
     }
 
     #[test]
-    fn a_pick_is_affected_only_by_changes_that_could_enter_it() {
+    fn the_floor_is_the_last_pick_or_below_every_similarity() {
         let mut set = VectorSet::new(2);
-        for (i, v) in [[1.0, 0.0], [0.9, 0.1], [0.5, 0.5], [0.0, 1.0]]
-            .iter()
-            .enumerate()
-        {
+        for (i, v) in [[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]].iter().enumerate() {
             set.upsert(&format!("m{i}"), v).unwrap();
         }
         let query = [1.0, 0.0];
-        let pick = DensePick::from_set(&set, &query, 2);
-        assert_eq!(pick.ids, ["m0", "m1"]);
-        // Below the pick's floor: cannot enter.
-        assert!(!pick.affected_by(&[change("n", 5, Some([0.4, 0.6]))], &query, 2));
-        // Above it, or a picked memory changed or removed: can.
-        assert!(pick.affected_by(&[change("n", 5, Some([1.0, 0.05]))], &query, 2));
-        assert!(pick.affected_by(&[change("m1", 5, None)], &query, 2));
-        // Fewer picked than the limit: the exact scan answered, nothing could change it.
-        assert!(!pick.affected_by(&[change("n", 5, Some([1.0, 0.0]))], &query, 3));
+        let full = DensePick::from_set(&set, &query, 2);
+        assert_eq!(full.ids, ["m0", "m1"]);
+        assert_eq!(full.floor_param(), Value::Float(f64::from(0.6f32)));
+        // The whole set picked: a new vector anywhere may enter, so no floor holds.
+        let whole = DensePick::from_set(&set, &query, 5);
+        assert_eq!(whole.floor_param(), Value::Float(BELOW_EVERY_SIMILARITY));
+        assert_eq!(DensePick::none(3).floor_param(), Value::Null);
     }
 }

@@ -47,8 +47,11 @@ pub(crate) mod param {
     pub const KNOWN_SEQ: usize = 20;
     /// Most vector changes one statement returns.
     pub const CHANGE_LIMIT: usize = 21;
+    /// The lowest similarity the resident vectors picked (below every similarity when the
+    /// pick holds the whole set); NULL when no ids are passed.
+    pub const DENSE_FLOOR: usize = 22;
     /// How many parameters the statement binds.
-    pub const COUNT: usize = 21;
+    pub const COUNT: usize = 22;
 }
 
 /// How the dense path finds neighbours.
@@ -155,8 +158,14 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
         )
     };
     // The resident form mirrors the keyword path's: the ids the in-memory vectors rank
-    // best are re-scored from the stored vectors and filtered; when at least `limit`
-    // survive they are exactly the filtered top `limit`, otherwise the exact scan runs.
+    // best are re-scored from the stored vectors and filtered, together with every memory
+    // whose vector changed after the set's position (another writer's, unknown to the set
+    // when it picked). A picked memory that did not change scores at least the pick's
+    // floor; a changed one counts only if it now reaches the floor, as does a new one.
+    // Every memory outside both lists is unchanged and unpicked, so scores at most the
+    // floor: when at least `limit` rows count, they are exactly the filtered top `limit`,
+    // in this one statement whatever changed. Otherwise the exact scan runs. The changed
+    // list is read only when ids are passed (a set still loading picks none).
     let dense_ctes = match paths.dense {
         DenseSource::Off => format!("dn AS ({empty}), "),
         DenseSource::Exact => format!(
@@ -174,13 +183,19 @@ JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
         ),
         DenseSource::Resident => format!(
-            "dnfast AS MATERIALIZED (\
+            "dnpicked AS MATERIALIZED (SELECT value AS id FROM json_each(?{DENSE_IDS})), \
+dnchanged AS MATERIALIZED (SELECT c.memory_id AS id FROM embedding_changes c \
+INDEXED BY idx_embedding_changes_seq WHERE c.seq > ?{KNOWN_SEQ} \
+LIMIT CASE WHEN ?{DENSE_FLOOR} IS NULL THEN 0 ELSE -1 END), \
+dnfast AS MATERIALIZED (SELECT id, metric FROM (\
 SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
-FROM json_each(?{DENSE_IDS}) j \
-CROSS JOIN memory_embeddings e ON e.memory_id = j.value \
+FROM (SELECT id FROM dnpicked UNION SELECT id FROM dnchanged) j \
+CROSS JOIN memory_embeddings e ON e.memory_id = j.id \
 CROSS JOIN memories m ON m.id = e.memory_id \
-WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter} \
-ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), \
+WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter}) \
+WHERE metric >= ?{DENSE_FLOOR} OR (id IN (SELECT id FROM dnpicked) \
+AND id NOT IN (SELECT id FROM dnchanged)) \
+ORDER BY metric DESC, id LIMIT ?{DENSE_LIMIT} + 0), \
 dn AS MATERIALIZED (SELECT id, metric FROM dnfast WHERE (SELECT COUNT(*) FROM dnfast) >= ?{DENSE_LIMIT} \
 UNION ALL SELECT id, metric FROM ({})), ",
             exact_fallback(&format!(
