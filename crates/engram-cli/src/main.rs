@@ -28,6 +28,7 @@ mod eval;
 mod model;
 mod observe;
 mod output;
+mod rerank;
 
 /// Long-term memory for AI coding agents.
 #[derive(Parser)]
@@ -94,6 +95,31 @@ pub(crate) struct Target {
         hide_env_values = true
     )]
     embed_api_key: Option<String>,
+    /// Rerank the best 20 candidates of each search with a rerank service: `cohere` (the
+    /// `/rerank` shape Cohere, Jina, Voyage, vLLM, Infinity and llama.cpp share) or `tei`
+    /// (Hugging Face text-embeddings-inference).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_RERANK_PROVIDER",
+        requires = "rerank_url"
+    )]
+    rerank_provider: Option<String>,
+    /// The rerank service's base URL (`https://api.cohere.com/v2`, `http://127.0.0.1:8080`)
+    /// or its full `/rerank` endpoint.
+    #[arg(long, global = true, env = "ENGRAM_RERANK_URL")]
+    rerank_url: Option<String>,
+    /// The rerank service's model name (`rerank-v3.5`, `BAAI/bge-reranker-v2-m3`).
+    #[arg(long, global = true, env = "ENGRAM_RERANK_MODEL")]
+    rerank_model: Option<String>,
+    /// API key for the rerank service (never printed).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_RERANK_API_KEY",
+        hide_env_values = true
+    )]
+    rerank_api_key: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -266,6 +292,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let db = HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
             let engram =
                 model::attach(Engram::open(db, config, Host::native()).await?, &cli.target)?;
+            let engram = rerank::attach(engram, &cli.target)?;
             execute(model::with_vector_index(engram).await?, cli).await
         }
         None => {
@@ -281,6 +308,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 .map_err(EngramError::from)?;
             let engram =
                 model::attach(Engram::open(db, config, Host::native()).await?, &cli.target)?;
+            let engram = rerank::attach(engram, &cli.target)?;
             execute(model::with_vector_index(engram).await?, cli).await
         }
     }
@@ -398,6 +426,7 @@ async fn demo(target: &Target, json: bool) -> Result<(), CliError> {
         Engram::open(db, EngramConfig::default(), Host::native()).await?,
         target,
     )?;
+    let engram = rerank::attach(engram, target)?;
     if !json {
         match engram.embedding_model() {
             Some(model) => say!("embedding model: {model} (hybrid search)"),

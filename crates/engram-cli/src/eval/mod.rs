@@ -34,12 +34,9 @@ pub struct EvalArgs {
     #[arg(long)]
     pool: Option<usize>,
     /// Systems to score, comma-separated: bm25, dense, full, no-graph, no-boost,
-    /// no-diversity.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "bm25,dense,full,no-graph,no-boost,no-diversity"
-    )]
+    /// no-diversity, no-rerank (added to the default list when a rerank service is
+    /// configured with --rerank-provider; without one, full does not rerank).
+    #[arg(long, value_delimiter = ',', default_value = DEFAULT_SYSTEMS)]
     systems: Vec<String>,
     /// SWE-bench: the folder with pytest-<version> source trees
     /// (default ~/.cache/engram/corpora/swebench; scripts/fetch-swebench.sh fills it).
@@ -54,6 +51,9 @@ pub struct EvalArgs {
     #[arg(long)]
     vector_cache: Option<String>,
 }
+
+/// The systems scored unless `--systems` says otherwise.
+const DEFAULT_SYSTEMS: &str = "bm25,dense,full,no-graph,no-boost,no-diversity";
 
 /// A retrieval system under evaluation: a way of filling in a query.
 #[derive(Debug, Clone)]
@@ -98,9 +98,16 @@ fn system(name: &str) -> Result<System, CliError> {
                 ..all
             },
         ),
+        "no-rerank" => (
+            SearchMode::Hybrid,
+            Stages {
+                rerank: false,
+                ..all
+            },
+        ),
         other => {
             return Err(CliError::Usage(format!(
-                "unknown system {other:?}; use bm25, dense, full, no-graph, no-boost, no-diversity"
+                "unknown system {other:?}; use bm25, dense, full, no-graph, no-boost, no-diversity, no-rerank"
             )))
         }
     };
@@ -142,11 +149,11 @@ fn truncate_bytes(text: &str, max: usize) -> String {
 }
 
 pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), CliError> {
-    let systems: Vec<System> = args
-        .systems
-        .iter()
-        .map(|s| system(s))
-        .collect::<Result<_, _>>()?;
+    let mut names = args.systems.clone();
+    if crate::rerank::config(target)?.is_some() && names.join(",") == DEFAULT_SYSTEMS {
+        names.push("no-rerank".into());
+    }
+    let systems: Vec<System> = names.iter().map(|s| system(s)).collect::<Result<_, _>>()?;
     let Some(data) = data_dir(args) else {
         say!("skipping eval: no evaluation data (looked for ../shared/eval; pass --data)");
         return Ok(());

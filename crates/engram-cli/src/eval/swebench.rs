@@ -106,6 +106,7 @@ pub(super) async fn run(
         let files = python_files(&root)?;
         let engram = super::open_memory(format!("pytest-{version}")).await?;
         let engram = super::with_model(engram, embedder.as_ref(), false)?;
+        let engram = crate::rerank::attach(engram, target)?;
         engram.index_files(&files, &IndexOptions::default()).await?;
         if let Some(e) = &embedder {
             e.head_chars.set(Some(EMBED_HEAD_CHARS));

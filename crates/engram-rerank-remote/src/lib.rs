@@ -1,0 +1,33 @@
+//! Remote rerankers for engram's rerank stage: a cross-encoder served behind a `/rerank`
+//! endpoint, called through the host's [`HttpTransport`].
+//!
+//! No cross-encoder ships in a package registry engram can depend on, so the rerank stage
+//! is a host capability ([`engram::Rerank`]). A [`RemoteReranker`] is that capability for
+//! the rerank services people run: Cohere, Jina, Voyage, vLLM, Infinity and llama.cpp
+//! (one request shape, [`RerankProtocol::Cohere`]) and Hugging Face
+//! text-embeddings-inference ([`RerankProtocol::Tei`]). Give it to
+//! [`Engram::with_reranker`](engram::Engram::with_reranker): a search then reorders its
+//! best 20 by the service's scores. Every answer is checked (one finite score per
+//! document, no index twice); a failed call leaves the order as it was and the response
+//! says why in its warnings.
+//!
+//! ```
+//! use engram_rerank_remote::{RemoteReranker, RerankConfig, RerankProtocol};
+//! # fn demo<T: engram_http::HttpTransport + 'static>(transport: T) {
+//! let mut config = RerankConfig::new(RerankProtocol::Tei, "http://127.0.0.1:8080");
+//! config.model = None;
+//! let reranker = RemoteReranker::new(transport, config);
+//! assert_eq!(reranker.config().endpoint(), "http://127.0.0.1:8080/rerank");
+//! # }
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod config;
+mod protocol;
+mod reranker;
+
+pub use config::{RerankConfig, RerankProtocol};
+pub use engram_http::HttpTransport;
+pub use reranker::RemoteReranker;
