@@ -17,6 +17,7 @@ mod host;
 mod model;
 mod observer;
 mod remote;
+mod rerank;
 pub mod transport;
 mod types;
 mod typescript;
@@ -44,7 +45,9 @@ pub struct EngramHandle {
 /// for 30 s; memories are stored and embedded later by `embedPending`). `residentVectors:
 /// true` keeps the project's vectors in memory for fast dense searches in a long-lived
 /// process (4 × dims bytes per memory, loaded by the first searches); leave it off where an
-/// instance serves one request (a Worker).
+/// instance serves one request (a Worker). `reranker` reorders each search's best 20: a
+/// function `(query, documents) => scores` (or a promise of them), or a rerank service
+/// `{ provider: "cohere" | "tei", url, model?, apiKey? }` called through `fetch`.
 #[wasm_bindgen(js_name = createMemory, unchecked_return_type = "Promise<Engram>")]
 pub fn create_memory(
     #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
@@ -74,6 +77,9 @@ fn open(options: JsValue, embedder: Option<Box<dyn engram::Embed>>) -> Promise {
         let mut engram = Engram::open(db, EngramConfig { project_id }, host::js_host())
             .await
             .map_err(|e| to_js_error(&e))?;
+        if let Some(reranker) = rerank::from_options(&options)? {
+            engram = engram.with_reranker(reranker);
+        }
         if let Some(embedder) = embedder {
             engram = engram.with_embedder(embedder);
             if bool_option(&options, "residentVectors")? {

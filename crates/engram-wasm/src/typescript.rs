@@ -203,14 +203,29 @@ export interface RemoteEmbedderOptions {
   requestDims?: boolean;
 }
 
+/** A rerank service: `cohere` is the `/rerank` shape Cohere, Jina, Voyage, vLLM, Infinity
+ * and llama.cpp share; `tei` is Hugging Face text-embeddings-inference. */
+export interface RemoteRerankerOptions {
+  provider: "cohere" | "jina" | "voyage" | "vllm" | "infinity" | "tei";
+  /** Base URL (`https://api.cohere.com/v2`, `http://127.0.0.1:8080`) or the full `/rerank` URL. */
+  url: string;
+  /** The service's model name; required except for `tei`. */
+  model?: string;
+  apiKey?: string;
+}
+/** Scores for `documents` against `query`, one per document in order (higher is better). */
+export type RerankFunction = (query: string, documents: string[]) => number[] | Promise<number[]>;
+
 /**
  * `residentVectors`: keep the project's vectors in memory (4 × dims bytes each, loaded by
  * the first searches) so dense searches rank them in process; for long-lived processes, not
  * for a Worker serving one request. Needs an embedder.
+ * `reranker`: reorders each search's best 20 candidates (a function of the host, or a rerank
+ * service); if it fails the order stays and the response's `warnings` say why.
  */
 export type CreateMemoryOptions =
-  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean }
-  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean };
+  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; reranker?: RerankFunction | RemoteRerankerOptions }
+  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; reranker?: RerankFunction | RemoteRerankerOptions };
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
 export type SessionKind = "build" | "insights" | "roadmap" | "terminal" | "changelog" | "spec_creation" | "pr_review";
