@@ -75,12 +75,14 @@ class ComponentHost:
     def call(self, name, *args):
         return _unwrap(self.funcs[name](self.store, *args))
 
-    def open(self, url, auth_token=None, project_id=None, model=None, resident_vectors=None):
+    def open(self, url, auth_token=None, project_id=None, model=None, resident_vectors=None, reranker=None):
+        """`reranker`: `{"provider", "url", "model"?, "api-key"?}` or None."""
         options = Record()
         setattr(options, "url", url)
         setattr(options, "auth-token", auth_token)
         setattr(options, "project-id", project_id)
         setattr(options, "resident-vectors", resident_vectors)
+        setattr(options, "reranker", None if reranker is None else _reranker(reranker))
         if model is None:
             return ComponentEngram(self, self.call("[static]engram.open", options))
         handle = self.call("[static]engram.open-with-model", options, model.handle)
@@ -142,6 +144,13 @@ class ComponentSession:
 
     def hot_files(self, n):
         return json.loads(self.host.funcs["[method]session.hot-files"](self.host.store, self.handle, n))
+
+
+def _reranker(spec):
+    record = Record()
+    for field in ("provider", "url", "model", "api-key"):
+        setattr(record, field, spec.get(field))
+    return record
 
 
 class ComponentEngram:

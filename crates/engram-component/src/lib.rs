@@ -16,12 +16,14 @@ use std::rc::Rc;
 use ::engram::{Engram, EngramConfig, EngramError, Host, SearchQuery};
 use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
 use engram_hrana::HranaClient;
+use engram_rerank_remote::{RemoteReranker, RerankConfig, RerankProtocol};
 
 wit_bindgen::generate!({
     world: "engram",
     path: "../../wit",
 });
 
+use crate::engram::memory::types::RerankerOptions;
 use crate::engram::memory::types::Violation;
 use exports::engram::memory::api::{Error, IndexOptions, Options, SourceFile};
 use exports::engram::memory::api::{
@@ -138,9 +140,30 @@ fn open_engram(
     if options.resident_vectors == Some(true) {
         inner.enable_resident_vectors().map_err(|e| convert(&e))?;
     }
+    if let Some(spec) = options.reranker {
+        let reranker = RemoteReranker::new(http::WasiHttpTransport, reranker_config(spec)?);
+        inner = inner.with_reranker(Box::new(reranker));
+    }
     Ok(exports::engram::memory::api::Engram::new(EngramResource {
         inner,
     }))
+}
+
+/// The rerank service of `spec`, checked: a known provider, and a model where the
+/// provider needs one.
+fn reranker_config(spec: RerankerOptions) -> Result<RerankConfig, Error> {
+    let invalid = |field: &str, problem: &str| {
+        convert(&::engram::ValidationError::field(format!("reranker.{field}"), problem).into())
+    };
+    let protocol = RerankProtocol::parse(&spec.provider)
+        .ok_or_else(|| invalid("provider", "must be \"cohere\" or \"tei\""))?;
+    if protocol == RerankProtocol::Cohere && spec.model.is_none() {
+        return Err(invalid("model", "is required for this provider"));
+    }
+    let mut config = RerankConfig::new(protocol, spec.url);
+    config.model = spec.model;
+    config.api_key = spec.api_key;
+    Ok(config)
 }
 
 impl GuestEngram for EngramResource {
