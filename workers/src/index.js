@@ -10,6 +10,10 @@
 // so the model that fits is the static edge model distilled from it (7.9 MB table, bundled;
 // scripts/distill-static.py). It is off by default: on CoSQA its hybrid search scored below
 // keyword search alone (README, "Edge model"). EMBEDDINGS = "static" turns it on.
+//
+// Rerank: with RERANK_PROVIDER ("cohere" — also jina, voyage, vllm, infinity — or "tei")
+// and RERANK_URL (plus RERANK_MODEL, and the secret RERANK_API_KEY where the service needs
+// them), each search's best 20 are reordered by that service, called through fetch.
 import { initSync, createMemory, createMemoryWithModel, loadStaticEmbeddingModel } from "../build/engram/engram.js";
 import wasmModule from "../build/engram/engram_bg.wasm";
 import staticTable from "../build/model/static-minilm.bin";
@@ -23,6 +27,11 @@ function embeddingModel(env) {
   if (env.EMBEDDINGS !== "static") return null;
   model ??= loadStaticEmbeddingModel(new Uint8Array(staticTable), new Uint8Array(staticTokenizer));
   return model;
+}
+
+function rerankService(env) {
+  if (!env.RERANK_PROVIDER) return undefined;
+  return { provider: env.RERANK_PROVIDER, url: env.RERANK_URL, model: env.RERANK_MODEL, apiKey: env.RERANK_API_KEY };
 }
 
 const STATUS = { invalid_input: 400, unauthorized: 401, not_found: 404, unavailable: 503, embedder_unavailable: 503, sql_error: 500, storage_error: 500 };
@@ -44,7 +53,7 @@ async function handleFor(env, token, projectId) {
   const key = JSON.stringify([env.LIBSQL_URL, token, projectId]);
   let handle = handles.get(key);
   if (!handle) {
-    const options = { url: env.LIBSQL_URL, authToken: token, projectId };
+    const options = { url: env.LIBSQL_URL, authToken: token, projectId, reranker: rerankService(env) };
     const embedder = embeddingModel(env);
     handle = embedder ? createMemoryWithModel(options, embedder) : createMemory(options);
     handles.set(key, handle);

@@ -4,6 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 
@@ -134,4 +135,44 @@ test("with EMBEDDINGS=static the Worker embeds with the edge model and searches 
   } finally {
     await edge.dispose();
   }
+});
+
+test("with RERANK_PROVIDER the Worker reranks through the service, and survives its failure", async () => {
+  // A TEI-shaped rerank service that prefers one memory engram ranks last.
+  const service = http.createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const { texts } = JSON.parse(body);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(texts.map((t, index) => ({ index, score: t.startsWith("release notes") ? 10 : 1 }))));
+  });
+  await new Promise((resolve) => service.listen(0, "127.0.0.1", resolve));
+  const serviceUrl = `http://127.0.0.1:${service.address().port}`;
+  const project = `rerank-${Date.now()}`;
+  for (const content of ["deploy to staging before each release", "release notes are generated from commit messages"]) {
+    await client(project).remember({ type: "gotcha", content });
+  }
+  const plain = await client(project).search("deploy release staging");
+  assert.equal(plain.hits[0].memory.content, "deploy to staging before each release");
+  for (const [url, first, warning] of [
+    [serviceUrl, "release notes are generated from commit messages", null],
+    ["http://127.0.0.1:9", "deploy to staging before each release", /rerank skipped/],
+  ]) {
+    const reranking = startWorker({ LIBSQL_URL: server.url, RERANK_PROVIDER: "tei", RERANK_URL: url });
+    try {
+      const rerankBase = (await reranking.ready).toString().replace(/\/$/, "");
+      const response = await fetch(`${rerankBase}/v1/search`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "x-engram-project": project },
+        body: JSON.stringify({ text: "deploy release staging" }),
+      });
+      const found = await response.json();
+      assert.equal(found.hits[0].memory.content, first);
+      if (warning) assert.match(found.warnings.join("\n"), warning);
+      else assert.deepEqual(found.hits.map((h) => h.breakdown.rerank), [10, 1]);
+    } finally {
+      await reranking.dispose();
+    }
+  }
+  service.close();
 });
