@@ -51,7 +51,7 @@ async function memoryWith(reranker) {
 
 const contents = (response) => response.hits.map((h) => h.memory.content);
 
-test("a host function reranks the best candidates, sync or async", async () => {
+test("a host function reranks the best candidates: sync, async, typed array", async () => {
   const plain = await (await memoryWith(undefined)).search(QUERY);
   assert.ok(plain.hits.every((h) => h.breakdown.rerank === undefined));
   assert.equal(plain.hits.at(-1).memory.content, MEMORIES[2]);
@@ -60,6 +60,7 @@ test("a host function reranks the best candidates, sync or async", async () => {
   for (const reranker of [
     (query, documents) => documents.map((d) => score(query, d)),
     async (query, documents) => documents.map((d) => score(query, d)),
+    async (query, documents) => Float32Array.from(documents, (d) => score(query, d)),
   ]) {
     const found = await (await memoryWith(reranker)).search(QUERY);
     assert.deepEqual(found.warnings ?? [], []);

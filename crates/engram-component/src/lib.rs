@@ -155,8 +155,12 @@ fn reranker_config(spec: RerankerOptions) -> Result<RerankConfig, Error> {
     let invalid = |field: &str, problem: &str| {
         convert(&::engram::ValidationError::field(format!("reranker.{field}"), problem).into())
     };
-    let protocol = RerankProtocol::parse(&spec.provider)
-        .ok_or_else(|| invalid("provider", "must be \"cohere\" or \"tei\""))?;
+    let protocol = RerankProtocol::parse(&spec.provider).ok_or_else(|| {
+        invalid(
+            "provider",
+            "must be \"cohere\" (also \"jina\", \"voyage\", \"vllm\", \"infinity\") or \"tei\"",
+        )
+    })?;
     if protocol == RerankProtocol::Cohere && spec.model.is_none() {
         return Err(invalid("model", "is required for this provider"));
     }

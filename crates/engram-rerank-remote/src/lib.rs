@@ -14,10 +14,12 @@
 //! ```
 //! use engram_rerank_remote::{RemoteReranker, RerankConfig, RerankProtocol};
 //! # fn demo<T: engram_http::HttpTransport + 'static>(transport: T) {
-//! let mut config = RerankConfig::new(RerankProtocol::Tei, "http://127.0.0.1:8080");
-//! config.model = None;
+//! let mut config = RerankConfig::new(RerankProtocol::Cohere, "https://api.cohere.com/v2");
+//! config.model = Some("rerank-v3.5".into());
+//! config.api_key = std::env::var("COHERE_API_KEY").ok();
 //! let reranker = RemoteReranker::new(transport, config);
-//! assert_eq!(reranker.config().endpoint(), "http://127.0.0.1:8080/rerank");
+//! assert_eq!(reranker.config().endpoint(), "https://api.cohere.com/v2/rerank");
+//! // engram.with_reranker(Box::new(reranker))
 //! # }
 //! ```
 

@@ -4,7 +4,7 @@
 
 use engram::{Rerank, RerankFuture};
 use engram_rerank_remote::{RemoteReranker, RerankConfig, RerankProtocol};
-use js_sys::{Array, Function, Promise, Reflect};
+use js_sys::{Array, ArrayBuffer, Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -13,7 +13,7 @@ use crate::string_option;
 use crate::transport::FetchTransport;
 
 /// The reranker described by `options.reranker`, if any: a function
-/// `(query, documents) => number[] | Promise<number[]>`, or
+/// `(query, documents) => number[] | Promise<number[]>` (a typed array will do), or
 /// `{ provider: "cohere" | "tei" | …, url, model?, apiKey? }` called through `options.fetch`
 /// or the global `fetch`.
 pub fn from_options(options: &JsValue) -> Result<Option<Box<dyn Rerank>>, JsValue> {
@@ -76,7 +76,8 @@ impl Rerank for JsReranker {
             let scores = JsFuture::from(Promise::resolve(&returned))
                 .await
                 .map_err(|e| format!("the reranker rejected: {}", describe(&e)))?;
-            if !Array::is_array(&scores) {
+            // Plain arrays and typed arrays (what ML libraries in JS return) are accepted.
+            if !(Array::is_array(&scores) || ArrayBuffer::is_view(&scores)) {
                 return Err("the reranker must return an array of numbers".into());
             }
             Array::from(&scores)
