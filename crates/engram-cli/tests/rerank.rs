@@ -27,21 +27,8 @@ fn start_service() -> String {
             .collect();
         Json(Value::Array(scored))
     }
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let app = Router::new().route("/rerank", post(rerank));
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    url
+    let app = Router::new().route("/rerank", post(rerank));
+    engram_testserver::serve_router(app).expect("service starts")
 }
 
 fn engram(db: &std::path::Path, args: &[&str]) -> std::process::Output {

@@ -1,5 +1,6 @@
 //! Request bodies and response parsing; pure, so every malformed answer is unit-tested.
 
+use engram_http::body_excerpt;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -41,8 +42,12 @@ pub(crate) fn parse_vectors(
 ) -> Result<Vec<Vec<f32>>, String> {
     let vectors = match config.protocol {
         Protocol::OpenAiCompatible => {
-            let answer: OpenAiAnswer = serde_json::from_str(body)
-                .map_err(|e| format!("provider answered malformed JSON ({e}): {}", start(body)))?;
+            let answer: OpenAiAnswer = serde_json::from_str(body).map_err(|e| {
+                format!(
+                    "provider answered malformed JSON ({e}): {}",
+                    body_excerpt(body)
+                )
+            })?;
             let mut slots: Vec<Option<Vec<f32>>> = vec![None; expected];
             for item in answer.data {
                 match slots.get_mut(item.index) {
@@ -61,8 +66,12 @@ pub(crate) fn parse_vectors(
                 .ok_or_else(|| format!("provider answered fewer than {expected} vectors"))?
         }
         Protocol::Ollama => {
-            let answer: OllamaAnswer = serde_json::from_str(body)
-                .map_err(|e| format!("provider answered malformed JSON ({e}): {}", start(body)))?;
+            let answer: OllamaAnswer = serde_json::from_str(body).map_err(|e| {
+                format!(
+                    "provider answered malformed JSON ({e}): {}",
+                    body_excerpt(body)
+                )
+            })?;
             answer.embeddings
         }
     };
@@ -104,17 +113,9 @@ pub(crate) fn error_message(status: u16, body: &str) -> String {
         Ok(ErrorAnswer {
             error: ErrorField::Nested(Nested { message }) | ErrorField::Plain(message),
         }) => message,
-        Err(_) => start(body).to_owned(),
+        Err(_) => body_excerpt(body).to_owned(),
     };
     format!("provider answered HTTP {status}: {detail}")
-}
-
-/// The first 200 characters of a body, for error messages.
-fn start(body: &str) -> &str {
-    match body.char_indices().nth(200) {
-        Some((i, _)) => &body[..i],
-        None => body,
-    }
 }
 
 #[cfg(test)]

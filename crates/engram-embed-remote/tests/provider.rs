@@ -149,19 +149,7 @@ fn start_provider() -> (String, Provider) {
         .route("/api/embed", post(ollama))
         .route("/v1/embeddings", post(openai))
         .with_state(provider.clone());
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let url = engram_testserver::serve_router(app).expect("provider starts");
     (url, provider)
 }
 

@@ -16,4 +16,4 @@ mod transport;
 
 #[cfg(feature = "reqwest")]
 pub use reqwest_transport::ReqwestTransport;
-pub use transport::{HttpResponse, HttpTransport};
+pub use transport::{body_excerpt, HttpResponse, HttpTransport};

@@ -9,6 +9,15 @@ pub struct HttpResponse {
     pub body: String,
 }
 
+/// The first 200 characters of a response body: enough of an unexpected answer (an HTML
+/// error page, a proxy's message) to quote in an error without flooding it.
+pub fn body_excerpt(body: &str) -> &str {
+    match body.char_indices().nth(200) {
+        Some((i, _)) => &body[..i],
+        None => body,
+    }
+}
+
 /// Sends one HTTP POST with a JSON body. Hosts implement this with whatever HTTP stack
 /// they have; engram never opens sockets itself.
 #[allow(async_fn_in_trait)]

@@ -1,5 +1,6 @@
 //! Request bodies and answer parsing; pure, so every malformed answer is unit-tested.
 
+use engram_http::body_excerpt;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -40,7 +41,7 @@ pub(crate) fn parse_scores(
     let malformed = |e: serde_json::Error| {
         format!(
             "rerank service answered malformed JSON ({e}): {}",
-            start(body)
+            body_excerpt(body)
         )
     };
     let scored = match protocol {
@@ -94,16 +95,8 @@ pub(crate) fn error_message(status: u16, body: &str) -> String {
                     .map(str::to_owned)
             })
         })
-        .unwrap_or_else(|| start(body).to_owned());
+        .unwrap_or_else(|| body_excerpt(body).to_owned());
     format!("rerank service answered HTTP {status}: {detail}")
-}
-
-/// The first 200 characters of a body, for error messages.
-fn start(body: &str) -> &str {
-    match body.char_indices().nth(200) {
-        Some((i, _)) => &body[..i],
-        None => body,
-    }
 }
 
 #[cfg(test)]

@@ -122,19 +122,7 @@ fn start_service() -> (String, Service) {
         .route("/v2/rerank", post(cohere))
         .route("/rerank", post(tei))
         .with_state(service.clone());
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let url = engram_testserver::serve_router(app).expect("service starts");
     (url, service)
 }
 
@@ -178,6 +166,15 @@ async fn engram_with(reranker: Option<RemoteReranker<ReqwestTransport>>) -> Engr
     engram
 }
 
+/// The search for `QUERY` on a fresh engram with `reranker`.
+async fn search_with(reranker: Option<RemoteReranker<ReqwestTransport>>) -> SearchResponse {
+    engram_with(reranker)
+        .await
+        .search(&SearchQuery::new(QUERY))
+        .await
+        .unwrap()
+}
+
 fn contents(response: &SearchResponse) -> Vec<String> {
     response
         .hits
@@ -196,11 +193,7 @@ fn remote(url: &str, protocol: RerankProtocol, key: &str) -> RemoteReranker<Reqw
 #[tokio::test]
 async fn both_protocols_reorder_the_best_candidates_by_the_services_scores() {
     let (url, service) = start_service();
-    let plain = engram_with(None)
-        .await
-        .search(&SearchQuery::new(QUERY))
-        .await
-        .unwrap();
+    let plain = search_with(None).await;
     assert!(plain.hits.iter().all(|h| h.breakdown.rerank.is_none()));
     for (protocol, base) in [
         (RerankProtocol::Cohere, format!("{url}/v2")),
@@ -240,41 +233,33 @@ async fn both_protocols_reorder_the_best_candidates_by_the_services_scores() {
 #[tokio::test]
 async fn a_failing_service_leaves_the_order_and_says_why() {
     let (url, service) = start_service();
-    let plain = engram_with(None)
-        .await
-        .search(&SearchQuery::new(QUERY))
-        .await
-        .unwrap();
+    let plain = contents(&search_with(None).await);
 
-    let unauthorized = engram_with(Some(remote(&url, RerankProtocol::Tei, "wrong"))).await;
-    let response = unauthorized.search(&SearchQuery::new(QUERY)).await.unwrap();
-    assert_eq!(contents(&response), contents(&plain));
+    let response = search_with(Some(remote(&url, RerankProtocol::Tei, "wrong"))).await;
+    assert_eq!(contents(&response), plain);
     assert_eq!(
         response.warnings,
         ["rerank skipped: rerank service answered HTTP 401: invalid api token"]
     );
 
     *service.healthy.lock().unwrap() = false;
-    let garbage = engram_with(Some(remote(&url, RerankProtocol::Tei, KEY))).await;
-    let response = garbage.search(&SearchQuery::new(QUERY)).await.unwrap();
-    assert_eq!(contents(&response), contents(&plain));
-    assert!(
-        response.warnings[0].starts_with("rerank skipped: rerank service answered malformed JSON"),
-        "{:?}",
-        response.warnings
+    let response = search_with(Some(remote(&url, RerankProtocol::Tei, KEY))).await;
+    assert_eq!(contents(&response), plain);
+    assert_warned(
+        &response,
+        "rerank skipped: rerank service answered malformed JSON",
     );
     assert!(response.hits.iter().all(|h| h.breakdown.rerank.is_none()));
 
-    let down = engram_with(Some(remote(
-        "http://127.0.0.1:9",
-        RerankProtocol::Cohere,
-        KEY,
-    )))
-    .await;
-    let response = down.search(&SearchQuery::new(QUERY)).await.unwrap();
-    assert_eq!(contents(&response), contents(&plain));
+    let unreachable = remote("http://127.0.0.1:9", RerankProtocol::Cohere, KEY);
+    let response = search_with(Some(unreachable)).await;
+    assert_eq!(contents(&response), plain);
+    assert_warned(&response, "rerank skipped: rerank service unreachable");
+}
+
+fn assert_warned(response: &SearchResponse, prefix: &str) {
     assert!(
-        response.warnings[0].starts_with("rerank skipped: rerank service unreachable"),
+        response.warnings[0].starts_with(prefix),
         "{:?}",
         response.warnings
     );

@@ -16,4 +16,4 @@
 mod execute;
 mod server;
 
-pub use server::{serve, ServerConfig, TestServer};
+pub use server::{serve, serve_router, ServerConfig, TestServer};

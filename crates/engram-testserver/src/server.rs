@@ -344,3 +344,29 @@ fn take_stream(
         }
     }
 }
+
+/// Serves `app` — a test double of some other service a test talks to (an embedding
+/// provider, a rerank service) — on a free port of 127.0.0.1, on its own thread and runtime
+/// for the life of the process, so callers may be inside any runtime (or none). Returns
+/// the base URL, e.g. `http://127.0.0.1:41234`.
+pub fn serve_router(app: axum::Router) -> std::io::Result<String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}", listener.local_addr()?);
+    listener.set_nonblocking(true)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::spawn(move || {
+        runtime.block_on(async move {
+            match tokio::net::TcpListener::from_std(listener) {
+                Ok(listener) => {
+                    if let Err(e) = axum::serve(listener, app).await {
+                        eprintln!("test double stopped: {e}");
+                    }
+                }
+                Err(e) => eprintln!("test double cannot listen: {e}"),
+            }
+        });
+    });
+    Ok(url)
+}

@@ -18,6 +18,7 @@ mod model;
 mod observer;
 mod remote;
 mod rerank;
+mod spec;
 pub mod transport;
 mod types;
 mod typescript;

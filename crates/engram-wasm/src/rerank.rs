@@ -4,59 +4,42 @@
 
 use engram::{Rerank, RerankFuture};
 use engram_rerank_remote::{RemoteReranker, RerankConfig, RerankProtocol};
-use js_sys::{Array, ArrayBuffer, Function, Promise, Reflect};
+use js_sys::{Array, ArrayBuffer, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::errors::js_error;
-use crate::string_option;
-use crate::transport::FetchTransport;
+use crate::spec::{fetch_transport, Spec};
 
 /// The reranker described by `options.reranker`, if any: a function
 /// `(query, documents) => number[] | Promise<number[]>` (a typed array will do), or
 /// `{ provider: "cohere" | "tei" | …, url, model?, apiKey? }` called through `options.fetch`
 /// or the global `fetch`.
 pub fn from_options(options: &JsValue) -> Result<Option<Box<dyn Rerank>>, JsValue> {
-    let spec = Reflect::get(options, &JsValue::from_str("reranker")).unwrap_or(JsValue::UNDEFINED);
-    if spec.is_undefined() || spec.is_null() {
+    let Some(spec) = Spec::of(options, "reranker") else {
         return Ok(None);
-    }
-    if let Some(function) = spec.dyn_ref::<Function>() {
+    };
+    if let Some(function) = spec.value.dyn_ref::<Function>() {
         return Ok(Some(Box::new(JsReranker {
             function: function.clone(),
         })));
     }
-    let invalid = |field: &str, problem: &str| {
-        js_error(
-            "invalid_input",
-            &format!("reranker.{field} {problem}"),
-            Some((&format!("reranker.{field}"), problem)),
-        )
-    };
-    if !spec.is_object() {
-        return Err(invalid("(root)", "must be a function or an object"));
-    }
-    let required = |key: &str| {
-        string_option(&spec, key).and_then(|v| v.ok_or_else(|| invalid(key, "is required")))
-    };
-    let provider = required("provider")?;
-    let protocol = RerankProtocol::parse(&provider).ok_or_else(|| {
-        invalid(
+    let spec = spec.object("a function or an object")?;
+    let protocol = RerankProtocol::parse(&spec.required("provider")?).ok_or_else(|| {
+        spec.invalid(
             "provider",
             "must be \"cohere\" (also \"jina\", \"voyage\", \"vllm\", \"infinity\") or \"tei\"",
         )
     })?;
-    let mut config = RerankConfig::new(protocol, required("url")?);
-    config.model = string_option(&spec, "model")?;
-    config.api_key = string_option(&spec, "apiKey")?;
+    let mut config = RerankConfig::new(protocol, spec.required("url")?);
+    config.model = spec.optional("model")?;
+    config.api_key = spec.optional("apiKey")?;
     if protocol == RerankProtocol::Cohere && config.model.is_none() {
-        return Err(invalid("model", "is required for this provider"));
+        return Err(spec.invalid("model", "is required for this provider"));
     }
-    let fetch = Reflect::get(options, &JsValue::from_str("fetch"))
-        .ok()
-        .and_then(|f| f.dyn_into::<Function>().ok());
-    let transport = FetchTransport::new(fetch)?;
-    Ok(Some(Box::new(RemoteReranker::new(transport, config))))
+    Ok(Some(Box::new(RemoteReranker::new(
+        fetch_transport(options)?,
+        config,
+    ))))
 }
 
 /// A reranker function of the host.
