@@ -114,5 +114,65 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
         .collect();
     assert_eq!(contents, [on_db.content.as_str()]);
 
+    // The boost reads file adjacency from the candidate statement: a candidate past the
+    // top 10 moves up when its file neighbours a top result's file in the code graph
+    // (users.ts imports db.ts) or by co-access (users.ts and cache.ts were committed
+    // together), and not otherwise.
+    engram
+        .bootstrap_from_git_log(&format!(
+            "commit:{}\n\nsrc/cache.ts\nsrc/users.ts\n",
+            "a".repeat(40)
+        ))
+        .await
+        .expect("git log");
+    let regions = [
+        "north", "south", "east", "west", "central", "coastal", "alpine", "desert", "island",
+        "valley",
+    ];
+    let mut top_ids = Vec::new();
+    for region in regions {
+        let m = memory(
+            &format!("Rollout to {region}: rollout flags flip per rollout wave"),
+            &["src/users.ts"],
+            None,
+        );
+        top_ids.push(engram.remember(m).await.expect("remember").id);
+    }
+    let weak = |file: &str| {
+        memory(
+            &format!(
+                "The {file} owners review dashboards, alerts, budgets and the rollout calendar"
+            ),
+            &[file],
+            None,
+        )
+    };
+    let graph_neighbour = weak("src/db.ts");
+    let co_accessed = weak("src/cache.ts");
+    let stranger = weak("docs/guide.md");
+    for m in [&graph_neighbour, &co_accessed, &stranger] {
+        engram.remember(m.clone()).await.expect("remember");
+    }
+    // Every candidate is returned (the ten top memories tie, so a cut would fall by id).
+    let mut rollout = SearchQuery::new("rollout");
+    rollout.limit = 20;
+    let boosted = engram.search(&rollout).await.expect("search");
+    assert_eq!(boosted.hits.len(), 13);
+    run(&boosted);
+    let hit = |content: &str| {
+        boosted
+            .hits
+            .iter()
+            .find(|h| h.memory.content == content)
+            .unwrap_or_else(|| panic!("{content} not found: {boosted:#?}"))
+    };
+    for neighbour in [&graph_neighbour, &co_accessed] {
+        let b = &hit(&neighbour.content).breakdown;
+        assert!(b.graph_boost > 0.0, "{:?}: {b:#?}", neighbour.related_files);
+        assert!(!b.boosted_by.is_empty() && b.boosted_by.iter().all(|id| top_ids.contains(id)));
+    }
+    let b = &hit(&stranger.content).breakdown;
+    assert_eq!((b.graph_boost, b.boosted_by.len()), (0.0, 0), "{b:#?}");
+
     RetrievalOutcome { rankings }
 }

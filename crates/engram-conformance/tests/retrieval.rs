@@ -9,6 +9,7 @@ use common::{nonce, CountingTransport, FakeWordEmbedder};
 use engram::{Engram, EngramConfig, Host, SearchQuery};
 use engram_conformance::retrieval::retrieval_suite;
 use engram_hrana::HranaClient;
+use engram_store::Database;
 use engram_testserver::{ServerConfig, TestServer};
 use file_db::{open_db, open_engram, remove_db};
 
@@ -142,5 +143,121 @@ async fn leaving_out_common_terms_changes_no_result() {
     assert_eq!(contents[0], "postgres vacuum runs nightly");
     let only_common = engram.search(&keyword("widgets")).await.expect("search");
     assert_eq!(only_common.hits.len(), 3, "{:?}", only_common.hits);
+    remove_db(db, path);
+}
+
+/// The keyword path's shortcuts (common terms left out of the MATCH, the best matches
+/// ranked before any join, the filtered scan only when too few survive) give a plain BM25
+/// ranking of every match: over queries that mix common, middling and rare words, the
+/// path's ranks and scores equal FTS5's.
+#[tokio::test]
+async fn the_keyword_path_ranks_as_fts5_bm25_ranks_every_match() {
+    let (path, db) = open_db("keyword-bm25").await;
+    let engram = open_engram(&db).await;
+    let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut below = move |n: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % n as u64) as usize
+    };
+    let word = |class: &str, i: usize| {
+        format!(
+            "{class}{}",
+            ["ka", "lo", "mi", "ne", "pu"][i % 5].repeat(1 + i / 5)
+        )
+    };
+    for _ in 0..240 {
+        let mut words = Vec::new();
+        for _ in 0..6 + below(10) {
+            // A given "com" word is in about 1 in 4 memories, a "mid" one in 1 in 7, a
+            // "sem" one in 1 in 15 and a "rar" one in 1 in 50.
+            words.push(match below(20) {
+                0..=5 => word("com", below(10)),
+                6..=11 => word("mid", below(20)),
+                12..=16 => word("sem", below(40)),
+                _ => word("rar", below(150)),
+            });
+        }
+        // "omni" is in 3 memories in 5: left out of the MATCH.
+        if below(5) < 3 {
+            words.push("omni".to_owned());
+        }
+        engram
+            .remember(engram::NewMemory::new(
+                engram::MemoryType::Gotcha,
+                words.join(" "),
+            ))
+            .await
+            .expect("remember");
+    }
+    for _ in 0..60 {
+        let mut words = vec![word("com", below(10)), word("com", below(10))];
+        if below(2) == 0 {
+            words.push("omni".to_owned());
+        }
+        for (class, kinds, most) in [("mid", 20, 2), ("sem", 40, 4), ("rar", 150, 2)] {
+            for _ in 0..below(most + 1) {
+                words.push(word(class, below(kinds)));
+            }
+        }
+        let text = words.join(" ");
+        let mut query = SearchQuery::new(text.as_str());
+        query.mode = engram::SearchMode::Keyword;
+        query.limit = 20;
+        query.stages.diversity = false;
+        let found = engram.search(&query).await.expect("search");
+        let mut got: Vec<(u32, f64, String)> = found
+            .hits
+            .iter()
+            .filter_map(|h| {
+                let k = h.breakdown.keyword.as_ref()?;
+                Some((k.rank, k.metric, h.memory.id.clone()))
+            })
+            .collect();
+        got.sort_by_key(|g| g.0);
+
+        let expression = engram_core::query::match_expression(&text).expect("expression");
+        let reference = db
+            .pipeline(&[engram_store::Statement::with_params(
+                "SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS s \
+                 FROM memories_fts WHERE memories_fts MATCH ?1 ORDER BY s DESC, memory_id LIMIT 20",
+                vec![engram_store::Value::from(expression)],
+            )])
+            .await
+            .expect("reference")
+            .remove(0)
+            .expect("reference rows");
+        let reference: Vec<(String, f64)> = reference
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r[0].as_text("id").expect("id").to_owned(),
+                    r[1].as_f64("score").expect("score"),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), reference.len(), "{text}");
+        // Terms in half the rows or more are left out of the MATCH (their idf is 1e-6), so
+        // scores agree to 1e-5 and only memories tied within that may swap places.
+        let last = reference.last().map_or(0.0, |r| r.1);
+        for (i, ((rank, metric, id), (ref_id, ref_metric))) in
+            got.iter().zip(&reference).enumerate()
+        {
+            assert_eq!(*rank as usize, i + 1, "{text}");
+            assert!(
+                (metric - ref_metric).abs() < 1e-5,
+                "{text}: rank {rank}: {metric} vs {ref_metric}"
+            );
+            if ref_metric - last > 1e-5 {
+                assert!(
+                    got.iter().any(|g| &g.2 == ref_id),
+                    "{text}: {ref_id} missing"
+                );
+            }
+            let _ = id;
+        }
+    }
     remove_db(db, path);
 }

@@ -10,7 +10,8 @@ pub const MAX_QUERY_TOKENS: usize = 32;
 /// Longest token kept, in characters; longer runs are truncated.
 pub const MAX_TOKEN_CHARS: usize = 64;
 
-/// English and programming-prose words too common to help ranking.
+/// English and programming-prose words too common to help ranking, sorted (looked up by
+/// binary search: ranking tokenizes every candidate's content on each search).
 const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
     "been", "before", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
@@ -79,7 +80,7 @@ pub fn token_counts(text: &str) -> Vec<(String, u32)> {
 pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
     let mut emit = |token: &str| {
         let token = truncate(token);
-        if token.chars().nth(1).is_some() && !STOP_WORDS.contains(&token) {
+        if token.chars().nth(1).is_some() && !is_stop_word(token) {
             f(token);
         }
     };
@@ -106,7 +107,7 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
 
 /// Whether `word` is a stop word (too common to help ranking).
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.contains(&word)
+    STOP_WORDS.binary_search(&word).is_ok()
 }
 
 /// `token` cut to its first [`MAX_TOKEN_CHARS`] characters.
@@ -174,6 +175,13 @@ pub fn match_expression_of(tokens: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_WORDS.iter().all(|w| is_stop_word(w)));
+        assert!(!is_stop_word("migration") && !is_stop_word("zz") && !is_stop_word(""));
+    }
 
     #[test]
     fn hostile_fts_syntax_is_inert() {

@@ -253,22 +253,31 @@ CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metri
     } else {
         format!("gr AS ({empty}), ")
     };
+    // The files of every candidate, and the pairs among them that neighbour each other in
+    // the code graph or by co-access. `ckeys` holds one key per candidate file (`f:path`)
+    // and per node of one (`n:id`), so both kinds of link meet the candidates in one join
+    // (on an automatic index): two references to the candidates, where joining nodes and
+    // files separately took four. Every reference to a CTE expands its whole definition
+    // again, and SQLite 3.54 refuses a statement that reaches 1,000 cursors. A source's
+    // lookup key for the other kind of link is NULL, so it seeks nothing.
     let adjacency = if paths.adjacency {
         format!(
             "cand AS MATERIALIZED (SELECT id FROM kw UNION SELECT id FROM dn UNION SELECT id FROM gr), \
 cfiles AS MATERIALIZED (SELECT DISTINCT f.value AS path FROM cand \
 CROSS JOIN memories m ON m.id = cand.id, json_each(m.related_files) f), \
-cnodes AS MATERIALIZED (SELECT n.id AS id, n.file_path AS path FROM cfiles \
-CROSS JOIN graph_nodes n INDEXED BY idx_gn_file ON n.project_id = ?{PROJECT} AND n.file_path = cfiles.path \
-WHERE n.stale_at IS NULL), \
-adj AS (\
-SELECT DISTINCT src.path AS a, dst.path AS b FROM cnodes src \
-CROSS JOIN graph_edges ge ON ge.project_id = ?{PROJECT} AND ge.from_id = src.id AND ge.stale_at IS NULL \
-CROSS JOIN cnodes dst ON dst.id = ge.to_id WHERE src.path <> dst.path \
-UNION \
-SELECT co.file_a, co.file_b FROM observer_co_access_edges co \
-WHERE co.project_id = ?{PROJECT} AND co.file_a IN (SELECT path FROM cfiles) \
-AND co.file_b IN (SELECT path FROM cfiles)) "
+ckeys AS MATERIALIZED (SELECT cfiles.path AS path, \
+CASE WHEN r.role = 0 THEN 'f:' || cfiles.path ELSE 'n:' || n.id END AS key FROM cfiles \
+CROSS JOIN (SELECT 0 AS role UNION ALL SELECT 1) r \
+LEFT JOIN graph_nodes n INDEXED BY idx_gn_file ON n.project_id = ?{PROJECT} \
+AND n.file_path = CASE WHEN r.role = 1 THEN cfiles.path END AND n.stale_at IS NULL \
+WHERE r.role = 0 OR n.id IS NOT NULL), \
+adj AS (SELECT DISTINCT src.path AS a, dst.path AS b FROM ckeys src \
+LEFT JOIN graph_edges ge ON ge.project_id = ?{PROJECT} \
+AND ge.from_id = CASE WHEN substr(src.key, 1, 2) = 'n:' THEN substr(src.key, 3) END AND ge.stale_at IS NULL \
+LEFT JOIN observer_co_access_edges co ON co.project_id = ?{PROJECT} \
+AND co.file_a = CASE WHEN substr(src.key, 1, 2) = 'f:' THEN src.path END \
+CROSS JOIN ckeys dst ON dst.key = coalesce('n:' || ge.to_id, 'f:' || co.file_b) \
+WHERE src.path <> dst.path) "
         )
     } else {
         "adj AS (SELECT NULL AS a, NULL AS b WHERE 0) ".to_owned()
