@@ -68,6 +68,27 @@ impl CodeGraph {
             .map(|e| (e.from.as_str(), e.to.as_str()))
             .collect()
     }
+
+    /// The pairs of distinct files joined by at least one edge, as `(file of the edge's
+    /// source, file of its target)`; edges to ids that are not nodes of this graph are left
+    /// out. Retrieval's neighbourhood boost asks which candidate files neighbour each
+    /// other, and a repository has far fewer such pairs than edges (pytest: 1,398 pairs,
+    /// 21,798 edges), so the pairs are stored beside the edges.
+    pub fn file_links(&self) -> BTreeSet<(String, String)> {
+        let files: HashMap<&str, &str> = self
+            .nodes
+            .iter()
+            .map(|n| (n.id.as_str(), n.path.as_str()))
+            .collect();
+        self.edges
+            .iter()
+            .filter_map(|e| {
+                let from = *files.get(e.from.as_str())?;
+                let to = *files.get(e.to.as_str())?;
+                (from != to).then(|| (from.to_owned(), to.to_owned()))
+            })
+            .collect()
+    }
 }
 
 /// The id of a file node.

@@ -85,6 +85,29 @@ fn typescript_relative_alias_and_index_imports() {
 }
 
 #[test]
+fn file_links_pair_the_files_of_cross_file_edges() {
+    let g = graph(&[
+        ("src/app.ts", "import { open } from './store';\nexport class App extends Base { run() { open(); } }\n"),
+        ("src/store.ts", "export function open() {}\nexport class Base {}\n"),
+        ("src/lonely.ts", "export function alone() { return 1; }\n"),
+    ]);
+    let links = g.file_links();
+    let links: Vec<(&str, &str)> = links
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    // Imports, calls and extends from app.ts all land in store.ts: one pair. Containment
+    // never leaves a file, and lonely.ts has no edge to another file.
+    assert_eq!(links, [("src/app.ts", "src/store.ts")]);
+    assert!(has(
+        &g,
+        "contains",
+        "file:src/lonely.ts",
+        "src/lonely.ts#function:alone"
+    ));
+}
+
+#[test]
 fn python_relative_absolute_and_package_imports() {
     let g = graph(&[
         ("app/service.py", "from .db import connect\nfrom app.models import user\nimport app.util\n\nclass Service(user.Base):\n    def run(self):\n        return connect()\n"),

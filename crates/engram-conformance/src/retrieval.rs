@@ -174,5 +174,33 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     let b = &hit(&stranger.content).breakdown;
     assert_eq!((b.graph_boost, b.boosted_by.len()), (0.0, 0), "{b:#?}");
 
+    // db.ts changes on disk: its links to users.ts stop counting until it is re-indexed;
+    // co-access is not the code graph's and still counts.
+    let boost_of = |response: &engram::SearchResponse, m: &NewMemory| {
+        response
+            .hits
+            .iter()
+            .find(|h| h.memory.content == m.content)
+            .map(|h| h.breakdown.graph_boost)
+    };
+    engram
+        .mark_stale(&["src/db.ts".into()])
+        .await
+        .expect("mark stale");
+    let stale = engram.search(&rollout).await.expect("search");
+    run(&stale);
+    assert_eq!(boost_of(&stale, &graph_neighbour), Some(0.0), "{stale:#?}");
+    assert!(boost_of(&stale, &co_accessed).is_some_and(|b| b > 0.0));
+    engram
+        .index_files(&repo(USERS), &IndexOptions::default())
+        .await
+        .expect("re-index");
+    let fresh = engram.search(&rollout).await.expect("search");
+    run(&fresh);
+    assert!(
+        boost_of(&fresh, &graph_neighbour).is_some_and(|b| b > 0.0),
+        "{fresh:#?}"
+    );
+
     RetrievalOutcome { rankings }
 }

@@ -14,6 +14,7 @@ use engram::{Database, Engram, EngramConfig, Host, IndexOptions, SourceFile};
 use engram_conformance::code_graph::{assert_same_graph, code_graph_suite, repo, USERS};
 use engram_hrana::HranaClient;
 use engram_libsql::LocalDatabase;
+use engram_store::Statement;
 use engram_testserver::{ServerConfig, TestServer};
 
 async fn open<D: Database>(db: D, project: &str) -> Engram<D> {
@@ -166,5 +167,51 @@ async fn real_repository_on_an_embedded_libsql_file() {
         ],
     )
     .await;
+
+    // The file links the indexer maintained through an incremental edit and a stale mark
+    // are the ones the schema migration derives from the stored edges and nodes.
+    engram
+        .mark_stale(&["_pytest/nodes.py".into()])
+        .await
+        .unwrap();
+    let maintained = file_links(&db, "pytest").await;
+    let stale = maintained.iter().filter(|l| l.2).count();
+    assert!(maintained.len() > 300, "{}", maintained.len());
+    assert!(stale > 10 && stale < maintained.len() / 4, "{stale}");
+    assert!(maintained
+        .iter()
+        .filter(|l| l.2)
+        .all(|(a, b, _)| a == "_pytest/nodes.py" || b == "_pytest/nodes.py"));
+    db.transaction(&[
+        Statement::new("DELETE FROM graph_file_links"),
+        Statement::new("DELETE FROM schema_migrations WHERE version = 7"),
+    ])
+    .await
+    .unwrap();
+    open(&db, "pytest").await;
+    assert_eq!(file_links(&db, "pytest").await, maintained);
     let _ = std::fs::remove_file(path);
+}
+
+/// The stored file links of `project`: (from, to, stale), sorted.
+async fn file_links<D: Database>(db: &D, project: &str) -> Vec<(String, String, bool)> {
+    let rows = db
+        .transaction(&[Statement::with_params(
+            "SELECT file_a, file_b, stale_at IS NOT NULL FROM graph_file_links \
+WHERE project_id = ?1 ORDER BY file_a, file_b",
+            vec![project.into()],
+        )])
+        .await
+        .unwrap();
+    rows[0]
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_text("a").unwrap().to_owned(),
+                r[1].as_text("b").unwrap().to_owned(),
+                r[2].as_i64("stale").unwrap() == 1,
+            )
+        })
+        .collect()
 }

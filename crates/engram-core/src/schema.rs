@@ -216,6 +216,35 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "embedding change log",
         statements: EMBEDDING_CHANGES,
     },
+    Migration {
+        version: 7,
+        name: "file links",
+        statements: FILE_LINKS,
+    },
+];
+
+/// Version 7: which files the code graph links, one row per pair of distinct files with an
+/// edge from a node of the first to a node of the second, stale while either file is (see
+/// `Engram::mark_stale`). Retrieval's neighbourhood boost asks which of a search's candidate
+/// files neighbour each other; through the edges that meant visiting every node of every
+/// candidate file, and a repository has a fraction as many file pairs as edges. The indexer
+/// writes the pairs in the transaction that writes the edges; this backfills them.
+const FILE_LINKS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS graph_file_links (
+  project_id TEXT NOT NULL,
+  file_a     TEXT NOT NULL,
+  file_b     TEXT NOT NULL,
+  stale_at   INTEGER,
+  PRIMARY KEY (project_id, file_a, file_b)
+) WITHOUT ROWID",
+    "INSERT OR IGNORE INTO graph_file_links (project_id, file_a, file_b, stale_at) \
+SELECT e.project_id, a.file_path, b.file_path, \
+CASE WHEN max(e.stale_at IS NULL AND a.stale_at IS NULL AND b.stale_at IS NULL) THEN NULL \
+ELSE max(max(coalesce(e.stale_at, 0), coalesce(a.stale_at, 0), coalesce(b.stale_at, 0))) END \
+FROM graph_edges e \
+JOIN graph_nodes a ON a.project_id = e.project_id AND a.id = e.from_id \
+JOIN graph_nodes b ON b.project_id = e.project_id AND b.id = e.to_id \
+WHERE a.file_path <> b.file_path GROUP BY e.project_id, a.file_path, b.file_path",
 ];
 
 /// A trigger body that moves memory `$id` to the end of the embedding change log.

@@ -136,6 +136,8 @@ pub(crate) struct CodeState {
     pub generation: i64,
     pub outlines: BTreeMap<String, FileOutline>,
     pub graph: CodeGraph,
+    /// The graph's [`CodeGraph::file_links`], as stored.
+    pub links: BTreeSet<(String, String)>,
 }
 
 impl CodeState {
@@ -154,6 +156,7 @@ impl CodeState {
         Ok(CodeState {
             generation,
             outlines,
+            links: graph.file_links(),
             graph,
         })
     }
@@ -250,6 +253,7 @@ impl Plan {
             generation: old_generation,
             mut outlines,
             graph: old_graph,
+            links: old_links,
         } = old;
         let mut report = IndexReport::default();
         let mut sizes: HashMap<&str, usize> = HashMap::new();
@@ -370,6 +374,7 @@ impl Plan {
             let delta = diff_graphs(&old_graph, &graph, DEFAULT_CLOSURE_DEPTH);
             (graph, delta)
         };
+        let links = graph.file_links();
 
         // Why each memory would be flagged, keyed by node id or file path.
         let mut reasons: HashMap<String, String> = HashMap::new();
@@ -525,7 +530,45 @@ impl Plan {
             looked.clone(),
             vec![p()],
         );
-        keys(&mut statements, sql::CLEAR_STALE_EDGES, looked, vec![p()]);
+        keys(
+            &mut statements,
+            sql::CLEAR_STALE_EDGES,
+            looked.clone(),
+            vec![p()],
+        );
+        keys(
+            &mut statements,
+            sql::DELETE_FILE_LINKS,
+            old_links
+                .difference(&links)
+                .map(|(a, b)| serde_json::json!([a, b]))
+                .collect(),
+            vec![p()],
+        );
+        let added_links: Vec<&(String, String)> = links.difference(&old_links).collect();
+        values(
+            &mut statements,
+            sql::insert_file_links,
+            added_links
+                .iter()
+                .map(|(a, b)| vec![Value::from(a.as_str()), Value::from(b.as_str())])
+                .collect(),
+            vec![p()],
+        );
+        // New links start live; those touching a file still marked stale take its mark,
+        // and the files just looked at lose theirs.
+        let mut refresh: BTreeSet<&str> = looked_at.iter().copied().collect();
+        refresh.extend(
+            added_links
+                .iter()
+                .flat_map(|(a, b)| [a.as_str(), b.as_str()]),
+        );
+        keys(
+            &mut statements,
+            sql::REFRESH_STALE_LINKS,
+            refresh.into_iter().map(Into::into).collect(),
+            vec![p(), Value::Integer(now)],
+        );
         if !reasons.is_empty() {
             let nodes: Vec<&str> = reasons.keys().map(String::as_str).collect();
             let paths: Vec<&str> = flag_paths.iter().map(String::as_str).collect();
@@ -543,6 +586,7 @@ impl Plan {
                 generation,
                 outlines,
                 graph,
+                links,
             },
             report,
             statements,

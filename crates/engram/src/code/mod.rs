@@ -126,9 +126,10 @@ impl<D: Database> Engram<D> {
         })
     }
 
-    /// Marks the graph nodes of `paths` and the edges out of them stale at once — call it
-    /// when a file changes on disk, before re-indexing it. Stale edges are left out of
-    /// neighbourhoods; impact results through stale nodes say so. [`Engram::index_files`]
+    /// Marks the graph nodes of `paths`, the edges out of them and the file links from or
+    /// to them stale at once — call it when a file changes on disk, before re-indexing it.
+    /// Stale edges are left out of neighbourhoods and stale links out of the search boost;
+    /// impact results through stale nodes say so. [`Engram::index_files`]
     /// clears the mark. Returns how many nodes were marked.
     pub async fn mark_stale(&self, paths: &[String]) -> Result<u64, EngramError> {
         let now = self.host.clock.now_millis();
@@ -145,6 +146,7 @@ impl<D: Database> Engram<D> {
             .transaction(&[
                 Statement::with_params(sql::MARK_STALE_EDGES, params()),
                 Statement::with_params(sql::MARK_STALE_NODES, params()),
+                Statement::with_params(sql::MARK_STALE_LINKS, params()),
             ])
             .await?;
         Ok(results.get(1).map_or(0, |r| r.affected_row_count))

@@ -60,6 +60,26 @@ pub const MARK_STALE_EDGES: &str = "UPDATE graph_edges SET stale_at = ?3 \
 WHERE project_id = ?1 AND stale_at IS NULL AND from_id IN \
 (SELECT id FROM graph_nodes WHERE project_id = ?1 AND file_path IN (SELECT value FROM json_each(?2)))";
 
+/// Marks the file links from or to the files in `?2` stale at `?3`.
+pub const MARK_STALE_LINKS: &str = "UPDATE graph_file_links SET stale_at = ?3 \
+WHERE project_id = ?1 AND stale_at IS NULL AND (file_a IN (SELECT value FROM json_each(?2)) \
+OR file_b IN (SELECT value FROM json_each(?2)))";
+
+/// Deletes file links listed in `?2`: `[[file_a, file_b]]`.
+pub const DELETE_FILE_LINKS: &str = "DELETE FROM graph_file_links WHERE project_id = ?1 \
+AND (file_a, file_b) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') \
+FROM json_each(?2))";
+
+/// Re-derives the staleness of the file links from or to the files in `?3` (after their
+/// nodes' staleness was cleared): a link is stale while a node of either file is, since
+/// `?2` when it was not already.
+pub const REFRESH_STALE_LINKS: &str = "WITH stale AS (SELECT DISTINCT file_path FROM graph_nodes \
+WHERE project_id = ?1 AND stale_at IS NOT NULL) \
+UPDATE graph_file_links SET stale_at = CASE WHEN file_a IN stale OR file_b IN stale \
+THEN coalesce(stale_at, ?2) END \
+WHERE project_id = ?1 AND (file_a IN (SELECT value FROM json_each(?3)) \
+OR file_b IN (SELECT value FROM json_each(?3)))";
+
 /// Flags live memories for review: those targeting a node in `?2`, or about a file in `?3`.
 /// Returns what it flagged, with the target and files to explain why.
 pub const FLAG_MEMORIES: &str = "UPDATE memories SET needs_review = 1 \
@@ -142,6 +162,21 @@ updated_at = excluded.updated_at, stale_at = NULL",
 
 /// Values per edge row of [`upsert_edges`].
 pub const EDGE_WIDTH: usize = 4;
+
+/// Inserts `rows` file links (`?1` project, then per row the two files); links already
+/// stored stay as they are.
+pub fn insert_file_links(rows: usize) -> String {
+    format!(
+        "INSERT OR IGNORE INTO graph_file_links (project_id, file_a, file_b, stale_at) VALUES {}",
+        rows_sql(rows, LINK_WIDTH, 2, |p| format!(
+            "(?1, {}, {}, NULL)",
+            p[0], p[1]
+        ))
+    )
+}
+
+/// Values per link row of [`insert_file_links`].
+pub const LINK_WIDTH: usize = 2;
 
 /// Inserts `rows` closure rows: `?1` project, then per row ancestor, descendant, depth,
 /// via (the nodes between the ends, JSON), edge kinds (JSON), total weight.

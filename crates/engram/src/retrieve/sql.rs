@@ -254,29 +254,23 @@ CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metri
         format!("gr AS ({empty}), ")
     };
     // The files of every candidate, and the pairs among them that neighbour each other in
-    // the code graph or by co-access. `ckeys` holds one key per candidate file (`f:path`)
-    // and per node of one (`n:id`), so both kinds of link meet the candidates in one join
-    // (on an automatic index): two references to the candidates, where joining nodes and
-    // files separately took four. Every reference to a CTE expands its whole definition
-    // again, and SQLite 3.54 refuses a statement that reaches 1,000 cursors. A source's
-    // lookup key for the other kind of link is NULL, so it seeks nothing.
+    // the code graph (its file links) or by co-access. Each candidate file looks up both
+    // kinds of link in one join, its key for the other kind being NULL (which seeks
+    // nothing), so the candidates are referenced twice: every reference to a CTE expands
+    // its whole definition again, and SQLite 3.54 refuses a statement that reaches 1,000
+    // cursors. A link is found from the file it starts at; both ends are candidates.
     let adjacency = if paths.adjacency {
         format!(
             "cand AS MATERIALIZED (SELECT id FROM kw UNION SELECT id FROM dn UNION SELECT id FROM gr), \
 cfiles AS MATERIALIZED (SELECT DISTINCT f.value AS path FROM cand \
 CROSS JOIN memories m ON m.id = cand.id, json_each(m.related_files) f), \
-ckeys AS MATERIALIZED (SELECT cfiles.path AS path, \
-CASE WHEN r.role = 0 THEN 'f:' || cfiles.path ELSE 'n:' || n.id END AS key FROM cfiles \
+adj AS (SELECT DISTINCT src.path AS a, dst.path AS b FROM cfiles src \
 CROSS JOIN (SELECT 0 AS role UNION ALL SELECT 1) r \
-LEFT JOIN graph_nodes n INDEXED BY idx_gn_file ON n.project_id = ?{PROJECT} \
-AND n.file_path = CASE WHEN r.role = 1 THEN cfiles.path END AND n.stale_at IS NULL \
-WHERE r.role = 0 OR n.id IS NOT NULL), \
-adj AS (SELECT DISTINCT src.path AS a, dst.path AS b FROM ckeys src \
-LEFT JOIN graph_edges ge ON ge.project_id = ?{PROJECT} \
-AND ge.from_id = CASE WHEN substr(src.key, 1, 2) = 'n:' THEN substr(src.key, 3) END AND ge.stale_at IS NULL \
+LEFT JOIN graph_file_links l ON l.project_id = ?{PROJECT} \
+AND l.file_a = CASE WHEN r.role = 0 THEN src.path END AND l.stale_at IS NULL \
 LEFT JOIN observer_co_access_edges co ON co.project_id = ?{PROJECT} \
-AND co.file_a = CASE WHEN substr(src.key, 1, 2) = 'f:' THEN src.path END \
-CROSS JOIN ckeys dst ON dst.key = coalesce('n:' || ge.to_id, 'f:' || co.file_b) \
+AND co.file_a = CASE WHEN r.role = 1 THEN src.path END \
+CROSS JOIN cfiles dst ON dst.path = coalesce(l.file_b, co.file_b) \
 WHERE src.path <> dst.path) "
         )
     } else {
