@@ -99,6 +99,12 @@ fn file_links_pair_the_files_of_cross_file_edges() {
     // Imports, calls and extends from app.ts all land in store.ts: one pair. Containment
     // never leaves a file, and lonely.ts has no edge to another file.
     assert_eq!(links, [("src/app.ts", "src/store.ts")]);
+    // From a subset of files: the links starting there. `src/app` is a prefix of
+    // `src/app.ts`'s ids, not its file.
+    let from = |files: &[&str]| g.file_links_from(&files.iter().copied().collect());
+    assert_eq!(from(&["src/app.ts"]), g.file_links());
+    assert!(from(&["src/store.ts", "src/lonely.ts"]).is_empty());
+    assert!(from(&["src/app"]).is_empty());
     assert!(has(
         &g,
         "contains",

@@ -228,7 +228,8 @@ pub const MIGRATIONS: &[Migration] = &[
 /// `Engram::mark_stale`). Retrieval's neighbourhood boost asks which of a search's candidate
 /// files neighbour each other; through the edges that meant visiting every node of every
 /// candidate file, and a repository has a fraction as many file pairs as edges. The indexer
-/// writes the pairs in the transaction that writes the edges; this backfills them.
+/// writes the pairs in the transaction that writes the edges; this backfills them. A
+/// partial index finds the files whose nodes are stale, which every re-index asks.
 const FILE_LINKS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS graph_file_links (
   project_id TEXT NOT NULL,
@@ -245,6 +246,8 @@ FROM graph_edges e \
 JOIN graph_nodes a ON a.project_id = e.project_id AND a.id = e.from_id \
 JOIN graph_nodes b ON b.project_id = e.project_id AND b.id = e.to_id \
 WHERE a.file_path <> b.file_path GROUP BY e.project_id, a.file_path, b.file_path",
+    "CREATE INDEX IF NOT EXISTS idx_gn_stale ON graph_nodes(project_id, file_path) \
+WHERE stale_at IS NOT NULL",
 ];
 
 /// A trigger body that moves memory `$id` to the end of the embedding change log.

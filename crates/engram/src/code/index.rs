@@ -362,19 +362,27 @@ impl Plan {
         for outline in parsed {
             outlines.insert(outline.path.clone(), outline);
         }
-        let (graph, delta) = if local {
+        let (graph, delta, links) = if local {
             let scope: BTreeSet<&str> = scope.iter().map(String::as_str).collect();
             let files = FileSet::new(outlines.keys().map(String::as_str));
             let part = build_file_graph(outlines.values(), &files, &scope);
             let mut graph = old_graph;
             let delta = patch_graph(&mut graph, part, &scope, DEFAULT_CLOSURE_DEPTH);
-            (graph, delta)
+            // Only the edges out of the scope were rebuilt, so only its links can change.
+            let mut links = graph.file_links_from(&scope);
+            links.extend(
+                old_links
+                    .iter()
+                    .filter(|(from, _)| !scope.contains(from.as_str()))
+                    .cloned(),
+            );
+            (graph, delta, links)
         } else {
             let graph = graph_of(&outlines);
             let delta = diff_graphs(&old_graph, &graph, DEFAULT_CLOSURE_DEPTH);
-            (graph, delta)
+            let links = graph.file_links();
+            (graph, delta, links)
         };
-        let links = graph.file_links();
 
         // Why each memory would be flagged, keyed by node id or file path.
         let mut reasons: HashMap<String, String> = HashMap::new();

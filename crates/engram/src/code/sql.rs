@@ -74,7 +74,7 @@ FROM json_each(?2))";
 /// nodes' staleness was cleared): a link is stale while a node of either file is, since
 /// `?2` when it was not already.
 pub const REFRESH_STALE_LINKS: &str = "WITH stale AS (SELECT DISTINCT file_path FROM graph_nodes \
-WHERE project_id = ?1 AND stale_at IS NOT NULL) \
+INDEXED BY idx_gn_stale WHERE project_id = ?1 AND stale_at IS NOT NULL) \
 UPDATE graph_file_links SET stale_at = CASE WHEN file_a IN stale OR file_b IN stale \
 THEN coalesce(stale_at, ?2) END \
 WHERE project_id = ?1 AND (file_a IN (SELECT value FROM json_each(?3)) \
