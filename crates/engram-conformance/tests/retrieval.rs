@@ -60,7 +60,7 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
     // and the vector change log are reached by index; only the exact fallback, `allv`,
     // scans, behind a LIMIT that is 0 unless needed.)
     let stored = [
-        "m", "mf", "n", "nfrom", "nto", "ge", "co", "v", "e", "c", "ce", "cm",
+        "m", "mf", "n", "nfrom", "nto", "ge", "l", "co", "v", "e", "c", "ce", "cm",
     ];
     let mut resident = open_engram(&db)
         .await
@@ -82,6 +82,8 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
         if engram.uses_resident_vectors() {
             assert!(plan.iter().any(|l| l.starts_with("SEARCH e ")), "{plan:#?}");
             assert!(plan.iter().any(|l| l.starts_with("SEARCH c ")), "{plan:#?}");
+            // Hybrid searches read the boost's file adjacency.
+            assert!(plan.iter().any(|l| l.starts_with("SEARCH l ")), "{plan:#?}");
         }
         for line in &plan {
             let scanned = line.strip_prefix("SCAN ").and_then(|r| r.split(' ').next());
