@@ -1,9 +1,9 @@
 //! The resident vector set's wasm SIMD dot product, run in Node by wasm-bindgen-test: the
 //! native unit tests cannot reach it (it is compiled only for wasm32 with simd128), and the
-//! end-to-end tests tolerate small arithmetic errors because the pick overfetches.
+//! end-to-end tests only see its effect through the pick, which the statement re-scores.
 #![cfg(all(target_family = "wasm", target_os = "unknown"))]
 
-use engram_retrieval::resident::{similarity, VectorSet};
+use engram_retrieval::resident::{similarity, VectorSet, SIMILARITY_ERROR};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 /// Deterministic pseudo-random floats in [-0.5, 0.5) (a linear congruential sequence).
@@ -40,7 +40,7 @@ fn simd_similarity_matches_the_f64_cosine_at_every_length() {
 }
 
 #[wasm_bindgen_test]
-fn simd_nearest_ranks_as_the_f64_cosine_does() {
+fn simd_nearest_holds_the_f64_top_within_the_bound() {
     let dims = 384;
     let vectors: Vec<Vec<f32>> = (0..300).map(|i| vector(i, dims)).collect();
     let mut set = VectorSet::new(dims);
@@ -56,10 +56,18 @@ fn simd_nearest_ranks_as_the_f64_cosine_does() {
             .collect();
         want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let got = set.nearest(&query, 20);
-        for ((id, score), (want_score, want_id)) in got.iter().zip(&want) {
-            // Random vectors are far from ties: the order must match exactly.
-            assert_eq!(id, want_id);
-            assert!((f64::from(*score) - want_score).abs() < 1e-5);
+        let bound = f64::from(SIMILARITY_ERROR);
+        let exact_of = |id: &str| want.iter().find(|(_, w)| w == id).map(|(s, _)| *s).unwrap();
+        // The stored vectors are bfloat16: each similarity is within the bound of the
+        // exact one, so the pick holds every vector that beats the exact 20th by twice the
+        // bound, and nothing below it by more.
+        let twentieth = want[19].0;
+        for (id, score) in &got {
+            assert!((f64::from(*score) - exact_of(id)).abs() <= bound, "{id}");
+            assert!(exact_of(id) >= twentieth - 2.0 * bound, "{id}");
+        }
+        for (score, id) in want.iter().filter(|(s, _)| *s > twentieth + 2.0 * bound) {
+            assert!(got.iter().any(|(g, _)| g == id), "{id} ({score}) missing");
         }
     }
 }

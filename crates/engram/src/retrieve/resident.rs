@@ -1,12 +1,12 @@
 //! The instance side of resident vectors: which ids a search passes into its statement, and
 //! how the vector changes the statement returns update the set.
 
-use engram_retrieval::resident::VectorSet;
+use engram_retrieval::resident::{VectorSet, SIMILARITY_ERROR};
 use engram_store::Value;
 
 /// Ids picked from the resident vectors per dense candidate kept. The set holds only live
-/// memories of the project, so without filters every pick survives; a filter that removes
-/// more than half of them sends the statement to its exact scan. Re-scoring a pick reads
+/// memories of the project, so without filters every pick survives; when fewer than half
+/// of them pass the filters and reach the floor, the statement runs its exact scan. Re-scoring a pick reads
 /// its stored vector (two pages at 384 dimensions): at 10K memories a 4× pick made a
 /// hybrid search 0.8 ms slower in wasm (Node) than 2×.
 pub(super) const RESIDENT_OVERFETCH: usize = 2;
@@ -46,8 +46,8 @@ impl Resident {
 /// The ids the resident vectors rank best for one query vector, passed to the statement.
 pub(super) struct DensePick {
     pub(super) ids: Vec<String>,
-    /// The lowest similarity picked when the pick is full, else −∞: a changed vector below
-    /// it could not have entered the pick.
+    /// When the pick is full, the lowest similarity picked plus the set's
+    /// [`SIMILARITY_ERROR`]: no vector left out scores above it exactly. Else −∞.
     pub(super) floor: f32,
     /// The change position of the set the pick came from.
     pub(super) seq: i64,
@@ -75,7 +75,7 @@ impl DensePick {
     fn from_set(set: &VectorSet, query: &[f32], size: usize) -> Self {
         let nearest = set.nearest(query, size);
         let floor = match nearest.last() {
-            Some((_, score)) if nearest.len() == size => *score,
+            Some((_, score)) if nearest.len() == size => *score + SIMILARITY_ERROR,
             _ => f32::NEG_INFINITY,
         };
         DensePick {
@@ -85,8 +85,9 @@ impl DensePick {
         }
     }
 
-    /// The statement's `DENSE_FLOOR`: the lowest similarity picked, below every similarity
-    /// when the pick holds the whole set, and NULL without ids (the exact scan answers).
+    /// The statement's `DENSE_FLOOR`: what an exact similarity must reach to count (see
+    /// [`DensePick::floor`]), below every similarity when the pick holds the whole set, and
+    /// NULL without ids (the exact scan answers).
     pub(super) fn floor_param(&self) -> Value {
         if self.ids.is_empty() {
             Value::Null
@@ -192,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn the_floor_is_the_last_pick_or_below_every_similarity() {
+    fn the_floor_is_the_last_pick_and_the_bound_or_below_every_similarity() {
         let mut set = VectorSet::new(2);
         for (i, v) in [[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]].iter().enumerate() {
             set.upsert(&format!("m{i}"), v).unwrap();
@@ -200,7 +201,14 @@ mod tests {
         let query = [1.0, 0.0];
         let full = DensePick::from_set(&set, &query, 2);
         assert_eq!(full.ids, ["m0", "m1"]);
-        assert_eq!(full.floor_param(), Value::Float(f64::from(0.6f32)));
+        // m1's stored components are rounded, so its similarity is near 0.6; a vector left
+        // out could score up to the bound more than that, exactly.
+        let last = set.nearest(&query, 2)[1].1;
+        assert!((last - 0.6).abs() <= SIMILARITY_ERROR && last != 0.6);
+        assert_eq!(
+            full.floor_param(),
+            Value::Float(f64::from(last + SIMILARITY_ERROR))
+        );
         // The whole set picked: a new vector anywhere may enter, so no floor holds.
         let whole = DensePick::from_set(&set, &query, 5);
         assert_eq!(whole.floor_param(), Value::Float(BELOW_EVERY_SIMILARITY));

@@ -160,8 +160,8 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
     // The resident form mirrors the keyword path's: the ids the in-memory vectors rank
     // best are re-scored from the stored vectors and filtered, together with every memory
     // whose vector changed after the set's position (another writer's, unknown to the set
-    // when it picked). A picked memory that did not change scores at least the pick's
-    // floor; a changed one counts only if it now reaches the floor, as does a new one.
+    // when it picked). The floor is the lowest similarity picked plus the in-memory
+    // similarities' error bound, and a row counts only if its exact similarity reaches it.
     // Every memory outside both lists is unchanged and unpicked, so scores at most the
     // floor: when at least `limit` rows count, they are exactly the filtered top `limit`,
     // in this one statement whatever changed. Otherwise the exact scan runs. The changed
@@ -193,8 +193,7 @@ FROM (SELECT id FROM dnpicked UNION SELECT id FROM dnchanged) j \
 CROSS JOIN memory_embeddings e ON e.memory_id = j.id \
 CROSS JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter}) \
-WHERE metric >= ?{DENSE_FLOOR} OR (id IN (SELECT id FROM dnpicked) \
-AND id NOT IN (SELECT id FROM dnchanged)) \
+WHERE metric >= ?{DENSE_FLOOR} \
 ORDER BY metric DESC, id LIMIT ?{DENSE_LIMIT} + 0), \
 dn AS MATERIALIZED (SELECT id, metric FROM dnfast WHERE (SELECT COUNT(*) FROM dnfast) >= ?{DENSE_LIMIT} \
 UNION ALL SELECT id, metric FROM ({})), ",
