@@ -4,11 +4,10 @@
 use engram_retrieval::resident::{VectorSet, SIMILARITY_ERROR};
 use engram_store::Value;
 
-/// Ids picked from the resident vectors per dense candidate kept. The set holds only live
-/// memories of the project, so without filters every pick survives; when fewer than half
-/// of them pass the filters and reach the floor, the statement runs its exact scan. Re-scoring a pick reads
-/// its stored vector (two pages at 384 dimensions): at 10K memories a 4× pick made a
-/// hybrid search 0.8 ms slower in wasm (Node) than 2×.
+/// Ids picked from the resident vectors per dense candidate kept: when fewer than half of
+/// them pass the filters and reach the floor (see [`DensePick::floor`]), the statement runs
+/// its exact scan. Re-scoring a pick reads its stored vector (two pages at 384 dimensions):
+/// at 10K memories a 4× pick made a hybrid search 0.8 ms slower in wasm (Node) than 2×.
 pub(super) const RESIDENT_OVERFETCH: usize = 2;
 
 /// Most vector changes one search brings in (6 MB at 384 dimensions). A larger backlog, as
