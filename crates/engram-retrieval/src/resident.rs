@@ -7,9 +7,10 @@
 //! them exactly and applies the query's filters. [`VectorSet`] is that matrix; keeping it in
 //! step with the database (a change log read in the same statement) is the engine's job.
 //!
-//! The matrix holds bfloat16 (the top half of an `f32`, rounded): a scan reads half the
-//! bytes (it is bound by memory bandwidth) and a set takes half the memory, which matters
-//! in a browser tab. Widening is a shift, so the scan stays SIMD. A similarity it reports
+//! The matrix holds bfloat16 (the top half of an `f32`, rounded): a set takes half the
+//! memory, which matters in a browser tab, and a scan of a set larger than the caches
+//! reads half the bytes (100K × 384: 2.8 ms instead of 4.4 natively; at 10K, where the set
+//! fits, about the same). Widening is a shift, so the scan stays SIMD. A similarity it reports
 //! lies within [`SIMILARITY_ERROR`] of the exact cosine, which is what a caller needs to
 //! know the pick's exact top.
 
@@ -125,7 +126,7 @@ impl VectorSet {
 
     /// The `k` most cosine-similar vectors to `query`, best first (ties by id), with their
     /// similarity, each within [`SIMILARITY_ERROR`] of the exact one (so the exact top `k`
-    /// may differ from this one among vectors that close). A query of the wrong length or
+    /// may differ from this one among vectors that close together). A query of the wrong length or
     /// of zero length finds nothing.
     pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(&str, f32)> {
         if query.len() != self.dims || self.dims == 0 || k == 0 {
