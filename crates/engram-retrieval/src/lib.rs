@@ -10,8 +10,8 @@
 //! 3. [`boost`]: the graph neighbourhood boost for candidates 11–50 that neighbour the top 10.
 //! 4. [`scoring`]: phase weights × source trust × confidence × decay.
 //! 5. [`diversity`]: overlapping chunks deduplicated, then maximal marginal relevance.
-//! 6. [`select`]: the auto-inject mode (absolute minimum + relative cutoff, ≤ 3, may return
-//!    nothing) and the search mode (≤ 10).
+//! 6. [`select`](mod@select): the auto-inject mode (absolute minimum + relative cutoff,
+//!    ≤ 3, may return nothing) and the search mode (≤ 10).
 //! 7. [`packing`]: per-phase token budgets, per-type allocations, clustered by file, with
 //!    citation chips; a budget is never exceeded ([`tokens`] never undercounts).
 //!
