@@ -45,7 +45,7 @@ pub struct EngramHandle {
 /// are embedded by that provider through `fetch` (circuit breaker: 3 failures → keyword-only
 /// for 30 s; memories are stored and embedded later by `embedPending`). `residentVectors:
 /// true` keeps the project's vectors in memory for fast dense searches in a long-lived
-/// process (4 × dims bytes per memory, loaded by the first searches); leave it off where an
+/// process (2 × dims bytes per memory, loaded by the first searches); leave it off where an
 /// instance serves one request (a Worker). `reranker` reorders each search's best 20: a
 /// function `(query, documents) => scores` (or a promise of them), or a rerank service
 /// `{ provider: "cohere" | "tei", url, model?, apiKey? }` called through `fetch`.

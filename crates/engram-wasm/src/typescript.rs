@@ -217,7 +217,7 @@ export interface RemoteRerankerOptions {
 export type RerankFunction = (query: string, documents: string[]) => number[] | Promise<number[]>;
 
 /**
- * `residentVectors`: keep the project's vectors in memory (4 × dims bytes each, loaded by
+ * `residentVectors`: keep the project's vectors in memory (2 × dims bytes each, loaded by
  * the first searches) so dense searches rank them in process; for long-lived processes, not
  * for a Worker serving one request. Needs an embedder.
  * `reranker`: reorders each search's best 20 candidates (a function of the host, or a rerank

@@ -194,7 +194,7 @@ impl<D: Database> Engram<D> {
     ///
     /// The set fills from the change log that the same statement returns (up to 4,096
     /// vectors per search, 1.5 KB each at 384 dimensions; searches use the exact scan until
-    /// it is in) and stays current with every writer's changes. Costs `4 × dims` bytes per
+    /// it is in) and stays current with every writer's changes. Costs `2 × dims` bytes per
     /// memory. Takes precedence over
     /// [`Engram::enable_vector_index`]. Needs an embedder; a later
     /// [`Engram::with_embedder`] drops the set.
