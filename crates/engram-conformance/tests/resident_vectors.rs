@@ -328,6 +328,50 @@ async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -
             .collect::<Vec<_>>()
     };
     assert_eq!(ids(&a), ids(&b));
+
+    // Loading ahead of the searches: one round trip per batch (here one) brings in every
+    // live vector of the project, and nothing of the other project's.
+    let live = db
+        .pipeline(&[Statement::with_params(
+            "SELECT count(*) FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
+WHERE m.project_id = ?1 AND m.deprecated = 0",
+            vec![project.as_str().into()],
+        )])
+        .await
+        .unwrap()
+        .remove(0)
+        .unwrap()
+        .rows[0][0]
+        .as_i64("count")
+        .unwrap() as usize;
+    let mut loaded = open_with_model(db, &project, &model).await;
+    assert_eq!(
+        loaded.load_resident_vectors().await.unwrap(),
+        0,
+        "not enabled"
+    );
+    loaded.enable_resident_vectors().unwrap();
+    let before = requests();
+    assert_eq!(loaded.load_resident_vectors().await.unwrap(), live);
+    if let Some(before) = before {
+        assert_eq!(requests(), Some(before + 1), "loading: round trips");
+    }
+    assert_eq!(loaded.resident_vector_count(), Some(live));
+    let got = search_counted(&loaded, queries[1], requests, "after loading").await;
+    assert_same(
+        &got,
+        &exact.search(&dense(queries[1])).await.unwrap(),
+        "after loading",
+    );
+    // Another writer's change arrives with the next load.
+    exact
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "Loading ahead brings in other writers' vectors too",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(loaded.load_resident_vectors().await.unwrap(), live + 1);
 }
 
 #[tokio::test]

@@ -194,7 +194,8 @@ impl<D: Database> Engram<D> {
     ///
     /// The set fills from the change log that the same statement returns (up to 4,096
     /// vectors per search, 1.5 KB each at 384 dimensions; searches use the exact scan until
-    /// it is in) and stays current with every writer's changes. Costs `2 × dims` bytes per
+    /// it is in, unless [`Engram::load_resident_vectors`] loaded it ahead) and stays
+    /// current with every writer's changes. Costs `2 × dims` bytes per
     /// memory. Takes precedence over
     /// [`Engram::enable_vector_index`]. Needs an embedder; a later
     /// [`Engram::with_embedder`] drops the set.
@@ -214,7 +215,7 @@ impl<D: Database> Engram<D> {
     }
 
     /// How many vectors are kept in memory (`None` without resident vectors); the set
-    /// fills at the first dense search.
+    /// fills at the first dense searches, or at once with [`Engram::load_resident_vectors`].
     pub fn resident_vector_count(&self) -> Option<usize> {
         self.resident.as_ref().map(|r| r.borrow().set.len())
     }

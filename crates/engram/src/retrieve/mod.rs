@@ -261,6 +261,37 @@ impl<D: Database> Engram<D> {
         }
     }
 
+    /// Loads the resident vectors now, 4,096 per round trip, instead of over the first
+    /// searches (which answer by the exact scan until the set is in: at 100K memories, 25
+    /// searches of about 220 ms each). Call it after [`Engram::enable_resident_vectors`] in
+    /// a process about to search; on a loaded set it brings in what other writers changed.
+    /// Returns how many vectors the set holds (0 without resident vectors).
+    pub async fn load_resident_vectors(&self) -> Result<usize, EngramError> {
+        let (Some(resident), Some(embedding)) = (&self.resident, &self.embedding) else {
+            return Ok(0);
+        };
+        loop {
+            let seq = resident.borrow().set.seq();
+            let statement = Statement::with_params(
+                sql::vector_changes(),
+                vec![
+                    Value::from(self.config.project_id.as_str()),
+                    Value::from(embedding.model_id()),
+                    Value::Integer(embedding.dims() as i64),
+                    Value::Integer(seq),
+                    Value::Integer(resident::CHANGE_BATCH as i64),
+                ],
+            );
+            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
+            let (_, _, changes) = decode_candidates(&rows)?;
+            let more = changes.len() >= resident::CHANGE_BATCH;
+            resident.borrow_mut().apply(changes);
+            if !more {
+                return Ok(resident.borrow().set.len());
+            }
+        }
+    }
+
     /// Runs the candidate statement for `paths`, in one round trip. With resident vectors,
     /// passes the ids they rank best and applies the vector changes the statement returns
     /// (the statement itself accounts for changes the set had not seen).

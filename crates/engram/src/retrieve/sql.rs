@@ -276,18 +276,12 @@ WHERE src.path <> dst.path) "
         "adj AS (SELECT NULL AS a, NULL AS b WHERE 0) ".to_owned()
     };
     let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
-    // The vector changes after the resident set's position, oldest first and at most
-    // `?CHANGE_LIMIT`: id, position, and the vector when it is now a live memory's vector
-    // of this project and model (NULL: drop it).
+    // The vector changes after the resident set's position (`?KNOWN_SEQ`), at most
+    // `?CHANGE_LIMIT`.
     let changes = match paths.dense {
         DenseSource::Resident => format!(
-            " UNION ALL SELECT 'vec', vc.id, vc.seq, vc.embedding, {nulls} FROM (\
-SELECT c.memory_id AS id, c.seq AS seq, CASE WHEN cm.project_id = ?{PROJECT} \
-AND cm.deprecated = 0 AND ce.model_id = ?{MODEL} AND ce.dims = ?{DIMS} THEN ce.embedding END \
-AS embedding FROM embedding_changes c INDEXED BY idx_embedding_changes_seq \
-LEFT JOIN memory_embeddings ce ON ce.memory_id = c.memory_id \
-LEFT JOIN memories cm ON cm.id = c.memory_id WHERE c.seq > ?{KNOWN_SEQ} \
-ORDER BY c.seq LIMIT ?{CHANGE_LIMIT} + 0) vc"
+            " UNION ALL SELECT 'vec', vc.id, vc.seq, vc.embedding, {nulls} FROM ({}) vc",
+            vector_changes_from([PROJECT, MODEL, DIMS, KNOWN_SEQ, CHANGE_LIMIT])
         ),
         _ => String::new(),
     };
@@ -302,6 +296,30 @@ SELECT 'graph', id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) FROM gr
 ) h CROSS JOIN memories m ON m.id = h.id \
 UNION ALL \
 SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}"
+    )
+}
+
+/// The vector changes after a change-log position, oldest first and at most a limit: id,
+/// position, and the vector when it is now a live memory's vector of the project and model
+/// (NULL: drop it). `params` numbers the project, model, dimensions, position and limit.
+fn vector_changes_from([project, model, dims, known, limit]: [usize; 5]) -> String {
+    format!(
+        "SELECT c.memory_id AS id, c.seq AS seq, CASE WHEN cm.project_id = ?{project} \
+AND cm.deprecated = 0 AND ce.model_id = ?{model} AND ce.dims = ?{dims} THEN ce.embedding END \
+AS embedding FROM embedding_changes c INDEXED BY idx_embedding_changes_seq \
+LEFT JOIN memory_embeddings ce ON ce.memory_id = c.memory_id \
+LEFT JOIN memories cm ON cm.id = c.memory_id WHERE c.seq > ?{known} \
+ORDER BY c.seq LIMIT ?{limit} + 0"
+    )
+}
+
+/// The vector changes alone, as the candidate statement returns them (`kind`, id,
+/// position, vector), for loading resident vectors ahead of searches: `?1` project,
+/// `?2` model, `?3` dimensions, `?4` the set's position, `?5` the most to return.
+pub(crate) fn vector_changes() -> String {
+    format!(
+        "SELECT 'vec', vc.id, vc.seq, vc.embedding FROM ({}) vc",
+        vector_changes_from([1, 2, 3, 4, 5])
     )
 }
 
