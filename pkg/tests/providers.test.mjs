@@ -138,6 +138,10 @@ test("resident vectors rank as the exact scan does, in wasm SIMD", async () => {
     await exact.remember(memory);
     await resident.remember(memory);
   }
+  // Loaded ahead of the searches: every vector, once; the set is then current.
+  assert.equal(await exact.loadResidentVectors(), 0);
+  assert.equal(await resident.loadResidentVectors(), subjects.length * facts.length);
+  assert.equal(await resident.loadResidentVectors(), subjects.length * facts.length);
   // Ids differ between the two databases; content identifies a memory (and no two
   // memories have the same vector, so no tie is broken by id).
   const ranked = (r) => r.hits.map((h) => [h.memory.content, h.breakdown.dense.rank, h.breakdown.dense.metric]);

@@ -60,6 +60,7 @@ class ComponentHost:
         for name in ["[static]engram.open", "[static]engram.open-with-model",
                      "[method]engram.remember", "[method]engram.search",
                      "[method]engram.get", "[method]engram.forget", "[method]engram.embed-pending",
+                     "[method]engram.load-resident-vectors",
                      "[method]engram.index-files", "[method]engram.analyze-impact",
                      "[method]engram.dependencies", "[method]engram.neighbours",
                      "[method]engram.mark-stale", "[method]engram.checkpoint-session",
@@ -204,6 +205,9 @@ class ComponentEngram:
 
     def recover_sessions(self):
         return json.loads(self.host.call("[method]engram.recover-sessions", self.handle))
+
+    def load_resident_vectors(self):
+        return self.host.call("[method]engram.load-resident-vectors", self.handle)
 
     def embed_pending(self, batch):
         return json.loads(self.host.call("[method]engram.embed-pending", self.handle, batch))

@@ -99,6 +99,9 @@ def test_resident_vectors_find_what_the_exact_scan_finds(server, host, model):  
         exact.remember({"type": "gotcha", "content": content})
     ranked = lambda r: [(h["memory"]["id"], h["breakdown"]["dense"]["rank"]) for h in r["hits"]]  # noqa: E731
     query = {"text": "parallel unit runs collide on the same storage", "mode": "dense"}
+    # Loaded ahead of the first search: every vector of the project.
+    assert exact.load_resident_vectors() == 0
+    assert resident.load_resident_vectors() == 3
     assert ranked(resident.search(query)) == ranked(exact.search(query))
     # Another instance's write reaches the resident set with the next search.
     newer = exact.remember({"type": "gotcha", "content": "Two pytest workers writing one SQLite file lock each other out"})

@@ -188,6 +188,10 @@ impl GuestEngram for EngramResource {
         to_json(&progress)
     }
 
+    fn load_resident_vectors(&self) -> Result<u64, Error> {
+        run(self.inner.load_resident_vectors()).map(|count| count as u64)
+    }
+
     fn remember(&self, memory_json: String) -> Result<String, Error> {
         let stored = run(self.inner.remember_json(&memory_json))?;
         to_json(&stored)

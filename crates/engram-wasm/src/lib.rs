@@ -45,8 +45,9 @@ pub struct EngramHandle {
 /// are embedded by that provider through `fetch` (circuit breaker: 3 failures → keyword-only
 /// for 30 s; memories are stored and embedded later by `embedPending`). `residentVectors:
 /// true` keeps the project's vectors in memory for fast dense searches in a long-lived
-/// process (2 × dims bytes per memory, loaded by the first searches); leave it off where an
-/// instance serves one request (a Worker). `reranker` reorders each search's best 20: a
+/// process (2 × dims bytes per memory, loaded by the first searches or at once by
+/// `loadResidentVectors`); leave it off where an instance serves one request (a Worker).
+/// `reranker` reorders each search's best 20: a
 /// function `(query, documents) => scores` (or a promise of them), or a rerank service
 /// `{ provider: "cohere" | "tei", url, model?, apiKey? }` called through `fetch`.
 #[wasm_bindgen(js_name = createMemory, unchecked_return_type = "Promise<Engram>")]
@@ -146,6 +147,21 @@ impl EngramHandle {
                 .await
                 .map_err(|e| to_js_error(&e))?;
             types::to_js(&progress)
+        })
+    }
+
+    /// Loads the resident vectors now, 4,096 per round trip, rather than over the first
+    /// searches (which use the exact scan until the set is in); resolves to how many
+    /// vectors the set holds (0 without `residentVectors`).
+    #[wasm_bindgen(js_name = loadResidentVectors, unchecked_return_type = "Promise<number>")]
+    pub fn load_resident_vectors(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let count = inner
+                .load_resident_vectors()
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::from(count as f64))
         })
     }
 
