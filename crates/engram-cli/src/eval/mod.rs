@@ -224,22 +224,19 @@ pub(crate) async fn open_memory(
     Ok(Engram::open(db, config, eval_host()).await?)
 }
 
-/// Gives `engram` the model, if there is one, and with `resident` keeps its vectors in
-/// memory. Resident vectors return exactly what the exact scan does; they pay off where one
-/// corpus serves hundreds of searches (CoSQA), not a few per corpus (SWE-bench, where the
-/// first search's load would dominate the latency figures).
+/// Gives `engram` the model, if there is one, and keeps its vectors in memory, as a
+/// long-lived host would: resident vectors return exactly what the exact scan does. Callers
+/// load them (`Engram::load_resident_vectors`) once the corpus is stored, so no timed
+/// search pays for the loading.
 pub(crate) fn with_model(
     engram: Engram<engram_libsql::LocalDatabase>,
     embedder: Option<&std::rc::Rc<CachedEmbedder>>,
-    resident: bool,
 ) -> Result<Engram<engram_libsql::LocalDatabase>, CliError> {
     let Some(embedder) = embedder else {
         return Ok(engram);
     };
     let mut engram = engram.with_embedder(Box::new(embedder.clone()));
-    if resident {
-        engram.enable_resident_vectors()?;
-    }
+    engram.enable_resident_vectors()?;
     Ok(engram)
 }
 

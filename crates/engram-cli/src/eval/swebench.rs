@@ -105,7 +105,7 @@ pub(super) async fn run(
         let started = Instant::now();
         let files = python_files(&root)?;
         let engram = super::open_memory(format!("pytest-{version}")).await?;
-        let engram = super::with_model(engram, embedder.as_ref(), false)?;
+        let engram = super::with_model(engram, embedder.as_ref())?;
         let engram = crate::rerank::attach(engram, target)?;
         engram.index_files(&files, &IndexOptions::default()).await?;
         if let Some(e) = &embedder {
@@ -133,6 +133,7 @@ pub(super) async fn run(
             e.flush()
                 .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
         }
+        engram.load_resident_vectors().await?;
         let seconds = started.elapsed().as_secs_f64();
         index_seconds += seconds;
         eprintln!(
