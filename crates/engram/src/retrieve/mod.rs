@@ -16,7 +16,7 @@ use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, Pat
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 
 pub(crate) use self::resident::Resident;
-use self::resident::{DensePick, VectorChange, RESIDENT_OVERFETCH};
+use self::resident::{DensePick, VectorChange};
 use self::sql::{param, DenseSource, Paths};
 use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::row::memory_from_row;
@@ -306,7 +306,7 @@ impl<D: Database> Engram<D> {
             (DenseSource::Resident, Some(v), Some(resident)) => Some(DensePick::from(
                 &resident.borrow(),
                 v,
-                RESIDENT_OVERFETCH * dense_limit(query) as usize,
+                dense_limit(query) as usize,
             )),
             _ => None,
         };

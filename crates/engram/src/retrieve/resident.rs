@@ -10,6 +10,10 @@ use engram_store::Value;
 /// at 10K memories a 4× pick made a hybrid search 0.8 ms slower in wasm (Node) than 2×.
 pub(super) const RESIDENT_OVERFETCH: usize = 2;
 
+/// The most ids picked per dense candidate kept, when a plateau of near-equal similarities
+/// extends the pick (see [`DensePick::from`]).
+pub(super) const RESIDENT_PICK_CAP: usize = 8;
+
 /// Most vector changes one search brings in (6 MB at 384 dimensions). A larger backlog, as
 /// when the set first loads a big project, arrives over several searches, which use the
 /// exact scan until it is in.
@@ -53,10 +57,15 @@ pub(super) struct DensePick {
 }
 
 impl DensePick {
-    /// The best `size` ids of `resident` for `query`; none while it is catching up.
-    pub(super) fn from(resident: &Resident, query: &[f32], size: usize) -> Self {
+    /// The ids of `resident` to re-score for the best `limit` for `query`; none while it is
+    /// catching up. That is [`RESIDENT_OVERFETCH`] × `limit` ids, or more (up to
+    /// [`RESIDENT_PICK_CAP`] × `limit`) when the similarities near the last of them are
+    /// within twice the bound of the `limit`-th: the pick then runs on until one is not, so
+    /// the best `limit` reach the floor whatever the rounding (else many near-duplicate
+    /// memories would send the statement to its exact scan).
+    pub(super) fn from(resident: &Resident, query: &[f32], limit: usize) -> Self {
         if resident.caught_up {
-            Self::from_set(&resident.set, query, size)
+            Self::from_set(&resident.set, query, limit)
         } else {
             Self::none(resident.set.seq())
         }
@@ -71,10 +80,21 @@ impl DensePick {
         }
     }
 
-    fn from_set(set: &VectorSet, query: &[f32], size: usize) -> Self {
-        let nearest = set.nearest(query, size);
+    fn from_set(set: &VectorSet, query: &[f32], limit: usize) -> Self {
+        let base = RESIDENT_OVERFETCH * limit;
+        let mut nearest = set.nearest(query, RESIDENT_PICK_CAP * limit);
+        if let Some(&(_, kth)) = limit.checked_sub(1).and_then(|i| nearest.get(i)) {
+            let clear = nearest
+                .iter()
+                .enumerate()
+                .skip(base.saturating_sub(1))
+                .find(|(_, (_, score))| *score <= kth - 2.0 * SIMILARITY_ERROR)
+                .map(|(i, _)| i + 1);
+            nearest.truncate(clear.unwrap_or(nearest.len()));
+        }
+        // A pick of the whole set has no floor: a new vector anywhere may enter.
         let floor = match nearest.last() {
-            Some((_, score)) if nearest.len() == size => *score + SIMILARITY_ERROR,
+            Some((_, score)) if nearest.len() < set.len() => *score + SIMILARITY_ERROR,
             _ => f32::NEG_INFINITY,
         };
         DensePick {
@@ -170,12 +190,12 @@ mod tests {
     fn a_set_catching_up_picks_nothing_until_a_batch_comes_short() {
         let mut resident = Resident::new(2);
         let query = [1.0, 0.0];
-        assert!(DensePick::from(&resident, &query, 4).ids.is_empty());
+        assert!(DensePick::from(&resident, &query, 2).ids.is_empty());
         let batch: Vec<VectorChange> = (0..CHANGE_BATCH)
             .map(|i| change(&format!("m{i}"), i as i64 + 1, Some([1.0, i as f32])))
             .collect();
         resident.apply(batch);
-        let pick = DensePick::from(&resident, &query, 4);
+        let pick = DensePick::from(&resident, &query, 2);
         assert!(pick.ids.is_empty(), "a full batch: more may be waiting");
         assert_eq!(pick.seq, CHANGE_BATCH as i64);
         resident.apply(vec![change(
@@ -183,12 +203,12 @@ mod tests {
             CHANGE_BATCH as i64 + 1,
             Some([1.0, 0.0]),
         )]);
-        let pick = DensePick::from(&resident, &query, 4);
+        let pick = DensePick::from(&resident, &query, 2);
         assert_eq!(pick.ids[..2], ["last", "m0"]);
         assert_eq!(resident.set.len(), CHANGE_BATCH + 1);
         // No changes at all is a short batch too.
         resident.apply(Vec::new());
-        assert_eq!(DensePick::from(&resident, &query, 4).ids.len(), 4);
+        assert_eq!(DensePick::from(&resident, &query, 2).ids.len(), 4);
     }
 
     #[test]
@@ -198,7 +218,7 @@ mod tests {
             set.upsert(&format!("m{i}"), v).unwrap();
         }
         let query = [1.0, 0.0];
-        let full = DensePick::from_set(&set, &query, 2);
+        let full = DensePick::from_set(&set, &query, 1);
         assert_eq!(full.ids, ["m0", "m1"]);
         // m1's stored components are rounded, so its similarity is near 0.6; a vector left
         // out could score up to the bound more than that, exactly.
@@ -209,8 +229,47 @@ mod tests {
             Value::Float(f64::from(last + SIMILARITY_ERROR))
         );
         // The whole set picked: a new vector anywhere may enter, so no floor holds.
-        let whole = DensePick::from_set(&set, &query, 5);
+        let whole = DensePick::from_set(&set, &query, 3);
         assert_eq!(whole.floor_param(), Value::Float(BELOW_EVERY_SIMILARITY));
         assert_eq!(DensePick::none(3).floor_param(), Value::Null);
+    }
+
+    #[test]
+    fn a_plateau_of_near_equal_similarities_extends_the_pick_past_it() {
+        let mut set = VectorSet::new(2);
+        // Twenty copies of one memory, then ten far ones: the best 4 are copies, and so
+        // are the 8 a plain pick would take, all within the bound of each other.
+        for i in 0..20 {
+            set.upsert(&format!("dup{i:02}"), &[0.9, 0.435_889_9])
+                .unwrap();
+        }
+        for i in 0..10 {
+            set.upsert(&format!("far{i}"), &[0.5, 0.866_025_4]).unwrap();
+        }
+        let query = [1.0, 0.0];
+        let pick = DensePick::from_set(&set, &query, 4);
+        // The pick runs through the copies to the first far memory, whose similarity
+        // (plus the bound) is the floor every copy clears.
+        assert_eq!(pick.ids.len(), 21);
+        assert!(pick.ids[..20].iter().all(|id| id.starts_with("dup")));
+        assert!((pick.floor - (0.5 + SIMILARITY_ERROR)).abs() <= SIMILARITY_ERROR);
+        assert!(pick.floor < 0.9 - SIMILARITY_ERROR);
+        // Without a plateau the pick stays at the overfetch.
+        let mut spread = VectorSet::new(2);
+        for i in 0..30 {
+            let angle = i as f32 * 0.05;
+            spread
+                .upsert(&format!("m{i:02}"), &[angle.cos(), angle.sin()])
+                .unwrap();
+        }
+        assert_eq!(DensePick::from_set(&spread, &query, 4).ids.len(), 8);
+        // A plateau past the cap stops at the cap.
+        let mut flat = VectorSet::new(2);
+        for i in 0..100 {
+            flat.upsert(&format!("c{i:03}"), &[1.0, 0.0]).unwrap();
+        }
+        let capped = DensePick::from_set(&flat, &query, 4);
+        assert_eq!(capped.ids.len(), RESIDENT_PICK_CAP * 4);
+        assert!(capped.floor.is_finite());
     }
 }
