@@ -75,7 +75,12 @@ impl CodeGraph {
     /// other, and a repository has far fewer such pairs than edges (pytest: 1,398 pairs,
     /// 21,798 edges), so the pairs are stored beside the edges.
     pub fn file_links(&self) -> BTreeSet<(String, String)> {
-        self.links_of(self.edges.iter().collect())
+        let files = self
+            .nodes
+            .iter()
+            .map(|n| (n.id.as_str(), n.path.as_str()))
+            .collect();
+        links_of(&self.edges, &files)
     }
 
     /// The [`CodeGraph::file_links`] from the files in `sources`: what an incremental
@@ -83,7 +88,7 @@ impl CodeGraph {
     pub fn file_links_from(&self, sources: &BTreeSet<&str>) -> BTreeSet<(String, String)> {
         // An id starts with its file's path (after `file:`), which rules out most edges
         // without a lookup; the nodes' own paths then decide.
-        let edges = self
+        let edges: Vec<&GraphEdge> = self
             .edges
             .iter()
             .filter(|e| {
@@ -91,42 +96,41 @@ impl CodeGraph {
                 sources.iter().any(|s| rest.starts_with(s))
             })
             .collect();
-        let mut links = self.links_of(edges);
+        let wanted: HashSet<&str> = edges
+            .iter()
+            .flat_map(|e| [e.from.as_str(), e.to.as_str()])
+            .collect();
+        let files = self
+            .nodes
+            .iter()
+            .filter(|n| wanted.contains(n.id.as_str()))
+            .map(|n| (n.id.as_str(), n.path.as_str()))
+            .collect();
+        let mut links = links_of(edges, &files);
         links.retain(|(from, _)| sources.contains(from.as_str()));
         links
     }
+}
 
-    /// The pairs of distinct files `edges` join.
-    fn links_of(&self, edges: Vec<&GraphEdge>) -> BTreeSet<(String, String)> {
-        let all = edges.len() == self.edges.len();
-        let wanted: HashSet<&str> = if all {
-            HashSet::new()
-        } else {
-            edges
-                .iter()
-                .flat_map(|e| [e.from.as_str(), e.to.as_str()])
-                .collect()
-        };
-        let files: HashMap<&str, &str> = self
-            .nodes
-            .iter()
-            .filter(|n| all || wanted.contains(n.id.as_str()))
-            .map(|n| (n.id.as_str(), n.path.as_str()))
-            .collect();
-        // Most edges repeat a pair: the pairs are found by reference, then copied once.
-        let pairs: HashSet<(&str, &str)> = edges
-            .iter()
-            .filter_map(|e| {
-                let from = *files.get(e.from.as_str())?;
-                let to = *files.get(e.to.as_str())?;
-                (from != to).then_some((from, to))
-            })
-            .collect();
-        pairs
-            .into_iter()
-            .map(|(a, b)| (a.to_owned(), b.to_owned()))
-            .collect()
-    }
+/// The pairs of distinct files `edges` join, `files` giving each node's file (edges to
+/// other ids are left out).
+fn links_of<'a>(
+    edges: impl IntoIterator<Item = &'a GraphEdge>,
+    files: &HashMap<&str, &'a str>,
+) -> BTreeSet<(String, String)> {
+    // Most edges repeat a pair: the pairs are found by reference, then copied once.
+    let pairs: HashSet<(&str, &str)> = edges
+        .into_iter()
+        .filter_map(|e| {
+            let from = *files.get(e.from.as_str())?;
+            let to = *files.get(e.to.as_str())?;
+            (from != to).then_some((from, to))
+        })
+        .collect();
+    pairs
+        .into_iter()
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect()
 }
 
 /// The id of a file node.

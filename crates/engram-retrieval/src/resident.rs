@@ -186,28 +186,45 @@ fn from_bf16(bits: u16) -> f32 {
     f32::from_bits(u32::from(bits) << 16)
 }
 
-/// The dot product of `a` and a stored row: whole 8-value chunks through
-/// [`chunks_dot_bf16`], the rest one by one.
+/// The dot product of `a` and a stored row.
 fn dot_bf16(a: &[f32], b: &[u16]) -> f32 {
+    dot_by(a, b, from_bf16, chunks_dot_bf16)
+}
+
+/// A dot product of `a` and `b` widened to `f32` by `widen`: whole 8-value chunks through
+/// `chunks`, the rest one by one.
+fn dot_by<T: Copy>(
+    a: &[f32],
+    b: &[T],
+    widen: impl Fn(T) -> f32,
+    chunks: impl Fn(&[f32], &[T]) -> f32,
+) -> f32 {
     let whole = a.len().min(b.len()) / 8 * 8;
     let tail: f32 = a[whole..]
         .iter()
         .zip(&b[whole..])
-        .map(|(x, &y)| x * from_bf16(y))
+        .map(|(x, &y)| x * widen(y))
         .sum();
-    chunks_dot_bf16(&a[..whole], &b[..whole]) + tail
+    chunks(&a[..whole], &b[..whole]) + tail
+}
+
+/// The dot product of whole 8-value chunks in eight independent lanes, `b` widened by
+/// `widen`, which compilers turn into SIMD adds.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn lanes_dot<T: Copy>(a: &[f32], b: &[T], widen: impl Fn(T) -> f32) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        for i in 0..8 {
+            lanes[i] += x[i] * widen(y[i]);
+        }
+    }
+    lanes.iter().sum()
 }
 
 /// [`chunks_dot`] against bfloat16 values, widened in the loop.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 fn chunks_dot_bf16(a: &[f32], b: &[u16]) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        for i in 0..8 {
-            lanes[i] += x[i] * from_bf16(y[i]);
-        }
-    }
-    lanes.iter().sum()
+    lanes_dot(a, b, from_bf16)
 }
 
 /// The same in wasm SIMD: eight bfloat16 values load as one vector and widen into two
@@ -244,22 +261,13 @@ fn chunks_dot_bf16(a: &[f32], b: &[u16]) -> f32 {
 
 /// A dot product: whole 8-float chunks through [`chunks_dot`], the rest one by one.
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let whole = a.len().min(b.len()) / 8 * 8;
-    let tail: f32 = a[whole..].iter().zip(&b[whole..]).map(|(x, y)| x * y).sum();
-    chunks_dot(&a[..whole], &b[..whole]) + tail
+    dot_by(a, b, |y| y, chunks_dot)
 }
 
-/// The dot product of whole 8-float chunks in eight independent lanes, which compilers
-/// turn into SIMD adds.
+/// The dot product of whole 8-float chunks in eight independent lanes.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 fn chunks_dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        for i in 0..8 {
-            lanes[i] += x[i] * y[i];
-        }
-    }
-    lanes.iter().sum()
+    lanes_dot(a, b, |y| y)
 }
 
 /// The same in wasm SIMD: LLVM leaves the portable loop scalar on wasm32 (measured 8×
