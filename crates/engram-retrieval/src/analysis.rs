@@ -4,6 +4,8 @@
 use engram_core::query::{self, is_stop_word, match_expression_of, token_counts};
 use serde::{Deserialize, Serialize};
 
+use crate::noise::without_listings;
+
 /// Most tokens a MATCH expression gets.
 pub const MAX_MATCH_TOKENS: usize = 32;
 /// A prompt with at most this many meaningful tokens is "short" and is enriched from the
@@ -65,7 +67,8 @@ pub struct QueryAnalysis {
     pub dense_text: String,
 }
 
-/// Analyses `text` in `context`.
+/// Analyses `text` in `context`. Pasted environment listings (`pip list` tables, pin
+/// lists) are dropped first ([`without_listings`]): they name packages, not the problem.
 ///
 /// ```
 /// use engram_retrieval::{analyze, QueryContext, QueryType};
@@ -76,6 +79,7 @@ pub struct QueryAnalysis {
 /// assert_eq!(b.query_type, QueryType::Semantic);
 /// ```
 pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
+    let text = &*without_listings(text);
     let query_type = detect_type(text, &context.recent_tools);
     let identifiers = identifiers(text);
     let mut tokens = telling_tokens(text, &identifiers);
@@ -346,6 +350,27 @@ mod tests {
             );
         }
         assert!(!a.tokens.contains(&"filler59".to_owned()));
+    }
+
+    #[test]
+    fn pasted_package_listings_reach_neither_path() {
+        let mut report = String::from("caplog.clear() breaks get_records\n```\n");
+        for (name, version) in [("attrs", "19.1.0"), ("boto3", "1.9.51"), ("moto", "1.3.7")] {
+            report.push_str(&format!("{name}  {version}\n"));
+        }
+        report.push_str("```\nsee the fixture");
+        let a = analyze(&report, &QueryContext::default());
+        for noise in ["attrs", "boto3", "moto"] {
+            assert!(!a.tokens.contains(&noise.to_owned()), "{:?}", a.tokens);
+            assert!(
+                !a.identifiers.contains(&noise.to_owned()),
+                "{:?}",
+                a.identifiers
+            );
+            assert!(!a.dense_text.contains(noise), "{}", a.dense_text);
+        }
+        assert!(a.tokens.contains(&"caplog".to_owned()));
+        assert!(a.tokens.contains(&"fixture".to_owned()));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! no clock (the caller passes "now"):
 //!
 //! 1. [`analysis`]: query type (identifier / semantic / structural), sanitized tokens,
-//!    identifiers for the graph path, short-prompt enrichment from recent user turns.
+//!    identifiers for the graph path, short-prompt enrichment from recent user turns;
+//!    pasted environment listings are dropped first ([`noise`]).
 //! 2. [`fusion`]: weighted reciprocal rank fusion (k = 60) with per-query-type weights.
 //! 3. [`boost`]: the graph neighbourhood boost for candidates 11–50 that neighbour the top 10.
 //! 4. [`scoring`]: phase weights × source trust × confidence × decay.
@@ -24,6 +25,7 @@ pub mod analysis;
 pub mod boost;
 pub mod diversity;
 pub mod fusion;
+pub mod noise;
 pub mod packing;
 pub mod resident;
 pub mod scoring;
