@@ -68,7 +68,8 @@ pub struct QueryAnalysis {
 }
 
 /// Analyses `text` in `context`. Pasted environment listings (`pip list` tables, pin
-/// lists) are dropped first ([`without_listings`]): they name packages, not the problem.
+/// lists) are dropped first ([`without_listings`]): they name packages, not the problem —
+/// unless the query is nothing but a listing, which is then what the user asks about.
 ///
 /// ```
 /// use engram_retrieval::{analyze, QueryContext, QueryType};
@@ -79,7 +80,12 @@ pub struct QueryAnalysis {
 /// assert_eq!(b.query_type, QueryType::Semantic);
 /// ```
 pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
-    let text = &*without_listings(text);
+    let cleaned = without_listings(text);
+    let text = if cleaned.chars().any(char::is_alphanumeric) {
+        &*cleaned
+    } else {
+        text
+    };
     let query_type = detect_type(text, &context.recent_tools);
     let identifiers = identifiers(text);
     let mut tokens = telling_tokens(text, &identifiers);
@@ -394,6 +400,17 @@ mod tests {
         }
         assert!(a.tokens.contains(&"caplog".to_owned()));
         assert!(a.tokens.contains(&"fixture".to_owned()));
+    }
+
+    #[test]
+    fn a_query_that_is_only_a_listing_is_searched_as_written() {
+        let a = analyze(
+            "attrs 19.1.0\nboto3 1.9.51\nsix 1.12.0",
+            &QueryContext::default(),
+        );
+        assert!(a.tokens.contains(&"boto3".to_owned()), "{:?}", a.tokens);
+        assert!(a.match_expression.is_some());
+        assert!(a.dense_text.contains("boto3"));
     }
 
     #[test]
