@@ -60,10 +60,10 @@ pub fn without_listings(text: &str) -> Cow<'_, str> {
 
 /// `name version [location]` or a single pin `name==version`.
 fn is_listing_row(line: &str) -> bool {
-    let fields: Vec<&str> = line.split_whitespace().collect();
-    match fields.as_slice() {
-        [pin] => is_pin(pin),
-        [name, version] | [name, version, _] => is_package_name(name) && is_version(version),
+    let mut fields = line.split_whitespace();
+    match (fields.next(), fields.next(), fields.next(), fields.next()) {
+        (Some(pin), None, _, _) => is_pin(pin),
+        (Some(name), Some(version), _, None) => is_package_name(name) && is_version(version),
         _ => false,
     }
 }
