@@ -82,6 +82,16 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     }
     assert!(!contents.contains(&unrelated.content.as_str()));
     assert!(near.hits.iter().all(|h| h.breakdown.graph.is_some()));
+    // Equal evidence, equal rank: both neighbours score the same in the graph path and
+    // share its rank 2, so neither gets a larger share of the fusion for its (random) id.
+    let graph_rank = |content: &str| {
+        near.hits
+            .iter()
+            .find(|h| h.memory.content == content)
+            .and_then(|h| h.breakdown.graph.map(|g| g.rank))
+    };
+    assert_eq!(graph_rank(&on_db.content), Some(2), "{near:#?}");
+    assert_eq!(graph_rank(&on_routes.content), Some(2), "{near:#?}");
 
     // Switching the graph path off loses the symbol match: the memory is then found only
     // through its file name in the keyword index (`users` ~ `user`), with a lower score.

@@ -23,7 +23,10 @@ pub enum PathKind {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PathHit {
-    /// 1-based rank in the path.
+    /// 1-based rank in the path. Hits with equal metrics share the best rank of their tie
+    /// (competition ranking: 1, 2, 2, 4), so equal evidence contributes equally to the
+    /// fusion rather than in the order of memory ids. The graph path's coarse scores tie
+    /// often (every memory on one file scores the same).
     pub rank: u32,
     /// The path's own metric: BM25 (higher is better), cosine similarity, or graph score.
     pub metric: f64,
@@ -33,7 +36,7 @@ pub struct PathHit {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PathScore {
-    /// 1-based rank in the path.
+    /// 1-based rank in the path (see [`PathHit::rank`]).
     pub rank: u32,
     /// The path's own metric (see [`PathHit::metric`]).
     pub metric: f64,

@@ -93,8 +93,10 @@ AND m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE}))"
 }
 
 /// The candidate statement for `paths`. Rows: `kind` (`keyword`, `dense`, `graph`, `adj` or
-/// `vec`), rank, metric, then [`MEMORY_COLUMNS`] for hits; for `adj` rows the second column
-/// is one file and the fourth the other, the rest NULL; for `vec` rows (resident vectors
+/// `vec`), rank (tied metrics share a rank), metric, then [`MEMORY_COLUMNS`] for hits (a
+/// dense neighbour counts only with a positive cosine similarity: one orthogonal or opposite
+/// to the query is no evidence, and would otherwise tie the whole set at rank 1 when the
+/// query resembles nothing); for `adj` rows the second column is one file and the fourth the other, the rest NULL; for `vec` rows (resident vectors
 /// only) the second is a memory id, the third its change position and the fourth its vector
 /// or NULL. The last parameter is always referenced (in a condition that is always true) so
 /// that engines which refuse bindings beyond the statement's highest parameter accept every
@@ -288,11 +290,11 @@ WHERE src.path <> dst.path) "
     format!(
         "WITH {keyword_ctes}{dense_ctes}{graph_ctes}{adjacency}\
 SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
-SELECT 'keyword' AS kind, id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) AS rank FROM kw \
+SELECT 'keyword' AS kind, id, metric, RANK() OVER (ORDER BY metric DESC) AS rank FROM kw \
 UNION ALL \
-SELECT 'dense', id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) FROM dn \
+SELECT 'dense', id, metric, RANK() OVER (ORDER BY metric DESC) FROM dn WHERE metric > 0 \
 UNION ALL \
-SELECT 'graph', id, metric, ROW_NUMBER() OVER (ORDER BY metric DESC, id) FROM gr\
+SELECT 'graph', id, metric, RANK() OVER (ORDER BY metric DESC) FROM gr\
 ) h CROSS JOIN memories m ON m.id = h.id \
 UNION ALL \
 SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}"
