@@ -81,12 +81,29 @@ suite "resident vectors' SIMD dot product in wasm (wasm-bindgen-test in Node)" \
   cargo test --target wasm32-unknown-unknown -p engram-retrieval --test wasm_simd
 suite "storage suite over fetch from wasm (wasm-bindgen-test in Node)" wasm_over_http
 # The eval harness on a subset (the full runs are in the issue notes): CoSQA with the real
-# model over 20 queries and a 150-function pool; SWE-bench file localization on the two
-# pytest 4.4.1 instances with keyword and graph paths.
+# model over 20 queries and a 150-function pool; SWE-bench file localization on the first
+# two instances whose pytest release is fetched (4.4.1 on a fresh machine) with keyword and
+# graph paths. Both check that they scored what they were asked to.
 retrieval_eval_subset() {
-  local engram="$CARGO_TARGET_DIR/debug/engram"
-  "$engram" eval cosqa --queries 20 --pool 150 --systems bm25,dense,full &&
-    "$engram" --no-embed eval swebench --queries 2 --systems bm25,full,no-graph
+  local engram="$CARGO_TARGET_DIR/debug/engram" log lines
+  log=$(mktemp)
+  ENGRAM_VERBOSE=1 "$engram" eval cosqa --queries 20 --pool 150 --systems bm25,dense,full 2>"$log" ||
+    { cat "$log"; rm -f "$log"; return 1; }
+  grep -v '^{' "$log" || true
+  # With the data present, one JSON line per query and system says where the gold landed.
+  lines=$(grep -c '"goldRank"' "$log" || true)
+  rm -f "$log"
+  if [ -n "${ENGRAM_EVAL_DIR:-}" ] && [ "$lines" != 60 ]; then
+    echo "expected 60 per-query lines from ENGRAM_VERBOSE=1 eval cosqa, got $lines"
+    return 1
+  fi
+  local out
+  out=$("$engram" --no-embed eval swebench --queries 2 --systems bm25,full,no-graph) || return 1
+  echo "$out"
+  if [ -n "${ENGRAM_EVAL_DIR:-}" ] && ! grep -q ": 2 instances over" <<<"$out"; then
+    echo "expected the SWE-bench subset to score 2 instances"
+    return 1
+  fi
 }
 suite "retrieval eval on a subset (CoSQA, SWE-bench pytest)" retrieval_eval_subset
 

@@ -115,6 +115,8 @@ pub(super) async fn run(
         );
     }
 
+    let verbose = std::env::var_os("ENGRAM_VERBOSE").is_some();
+    let mut per_query = Vec::new();
     let mut rows = Vec::new();
     for system in systems {
         if system.needs_dense() && model.is_none() {
@@ -127,11 +129,23 @@ pub(super) async fn run(
             let (response, ms) = timed_search(&engram, &system.query(text, 50)).await?;
             latencies.push(ms);
             let gold_id = id_of.get(gold);
-            if let Some(rank) = response
+            let found = response
                 .hits
                 .iter()
-                .position(|h| Some(&h.memory.id) == gold_id)
-            {
+                .position(|h| Some(&h.memory.id) == gold_id);
+            if verbose {
+                // The gold function's place and what each path ranked it, when it made
+                // the top 50: where a system gains or loses against another.
+                let hit = found.map(|rank| &response.hits[rank].breakdown);
+                per_query.push(json!({
+                    "system": system.name,
+                    "query": text,
+                    "goldRank": found.map(|r| r + 1),
+                    "keywordRank": hit.and_then(|b| b.keyword.as_ref()).map(|p| p.rank),
+                    "denseRank": hit.and_then(|b| b.dense.as_ref()).map(|p| p.rank),
+                }));
+            }
+            if let Some(rank) = found {
                 rr += 1.0 / (rank + 1) as f64;
                 for (slot, k) in [1, 5, 10].iter().enumerate() {
                     if rank < *k {
@@ -152,6 +166,9 @@ pub(super) async fn run(
             "p50Ms": percentile(&latencies, 0.5),
             "p95Ms": percentile(&latencies, 0.95),
         }));
+    }
+    for row in &per_query {
+        eprintln!("{row}");
     }
     report(
         &format!(

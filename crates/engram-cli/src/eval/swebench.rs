@@ -69,14 +69,25 @@ pub(super) async fn run(
                 .collect(),
         });
     }
-    if let Some(n) = args.queries {
-        instances.truncate(n);
-    }
     let corpora = args
         .corpora
         .clone()
         .or_else(|| home_cache("corpora/swebench"))
         .unwrap_or_else(|| PathBuf::from("corpora/swebench"));
+    // Instances whose release has no source tree cannot be posed; they are left out before
+    // `--queries` picks the first N, so a subset run scores the releases that are here.
+    let tree = |version: &str| corpora.join(format!("pytest-{version}"));
+    let mut missing: Vec<String> = instances
+        .iter()
+        .filter(|i| !tree(&i.version).join(".complete").exists())
+        .map(|i| i.version.clone())
+        .collect();
+    missing.sort();
+    missing.dedup();
+    instances.retain(|i| !missing.contains(&i.version));
+    if let Some(n) = args.queries {
+        instances.truncate(n);
+    }
     let mut by_version: BTreeMap<&str, Vec<&Instance>> = BTreeMap::new();
     for instance in &instances {
         by_version
@@ -93,15 +104,10 @@ pub(super) async fn run(
     let mut successes: Vec<[usize; 3]> = vec![[0; 3]; systems.len()];
     let mut latencies: Vec<Vec<f64>> = vec![Vec::new(); systems.len()];
     let mut scored = 0usize;
-    let mut missing = Vec::new();
     let mut per_instance = Vec::new();
     let mut index_seconds = 0.0;
     for (version, group) in &by_version {
-        let root = corpora.join(format!("pytest-{version}"));
-        if !root.join(".complete").exists() {
-            missing.push(version.to_string());
-            continue;
-        }
+        let root = tree(version);
         let started = Instant::now();
         let files = python_files(&root)?;
         let engram = super::open_memory(format!("pytest-{version}")).await?;
@@ -199,7 +205,7 @@ pub(super) async fn run(
         &format!(
             "SWE-bench dev, pytest file localization: {scored} instances over {} releases \
              (Acc@k: every gold file in the top k files)",
-            by_version.len() - missing.len()
+            by_version.len()
         ),
         &["Acc@1", "Acc@5", "Acc@10"],
         &rows,
