@@ -98,3 +98,76 @@ async fn projects_do_not_see_each_other() {
     assert!(!b.forget(&id).await.unwrap());
     assert!(a.get(&id).await.unwrap().is_some());
 }
+
+/// The embedded connection is opened without SQLite's own mutex, because `LocalDatabase`
+/// serializes every call itself: one database shared by several threads, each writing and
+/// reading at once, must still see every write and only whole transactions.
+#[test]
+fn one_embedded_database_serves_several_threads_at_once() {
+    use engram_store::{Database, Statement, Value};
+    use std::sync::Arc;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+    }
+    /// Rows written by `thread` (every row when negative).
+    fn count(db: &LocalDatabase, thread: i64) -> i64 {
+        let rows = runtime()
+            .block_on(db.pipeline(&[Statement::with_params(
+                "SELECT count(*) FROM writes WHERE thread = ?1 OR ?1 < 0",
+                vec![Value::Integer(thread)],
+            )]))
+            .unwrap()
+            .pop()
+            .unwrap()
+            .unwrap();
+        match rows.rows[0][..] {
+            [Value::Integer(count)] => count,
+            ref other => panic!("unexpected row {other:?}"),
+        }
+    }
+
+    let path = temp_db("threads");
+    let db = Arc::new(
+        runtime()
+            .block_on(LocalDatabase::open(path.to_str().unwrap()))
+            .unwrap(),
+    );
+    runtime()
+        .block_on(db.transaction(&[Statement::new(
+            "CREATE TABLE writes (thread INTEGER NOT NULL, n INTEGER NOT NULL)",
+        )]))
+        .unwrap();
+    let threads: Vec<_> = (0..4i64)
+        .map(|thread| {
+            let db = Arc::clone(&db);
+            std::thread::spawn(move || {
+                for n in 0..50i64 {
+                    // Two rows per transaction: a reader sees both or neither.
+                    runtime()
+                        .block_on(db.transaction(&[
+                            Statement::with_params(
+                                "INSERT INTO writes VALUES (?1, ?2)",
+                                vec![Value::Integer(thread), Value::Integer(n)],
+                            ),
+                            Statement::with_params(
+                                "INSERT INTO writes VALUES (?1, ?2)",
+                                vec![Value::Integer(thread), Value::Integer(-n)],
+                            ),
+                        ]))
+                        .unwrap();
+                    assert_eq!(count(&db, thread), 2 * (n + 1));
+                    assert_eq!(count(&db, -1) % 2, 0, "a half-applied transaction");
+                }
+            })
+        })
+        .collect();
+    for handle in threads {
+        handle.join().expect("a writer thread failed");
+    }
+    assert_eq!(count(&db, -1), 400);
+    drop(db);
+    let _ = std::fs::remove_file(path);
+}

@@ -97,11 +97,21 @@ async fn collect(
     })
 }
 
+/// Read-write, created if missing, and without SQLite's per-connection mutex
+/// (`SQLITE_OPEN_NOMUTEX`, which `libsql::OpenFlags` does not name): the one connection is
+/// only ever used under [`LocalDatabase`]'s own lock, so SQLite's lock around every call
+/// (taken again for each statement FTS5 runs per matched row to read its length) only costs.
+fn open_flags() -> libsql::OpenFlags {
+    libsql::OpenFlags::default()
+        | libsql::OpenFlags::from_bits_retain(libsql::ffi::SQLITE_OPEN_NOMUTEX)
+}
+
 impl LocalDatabase {
     /// Opens (creating if needed) the database file at `path`; `":memory:"` opens a private
     /// in-memory database.
     pub async fn open(path: &str) -> Result<Self, StoreError> {
         let db = libsql::Builder::new_local(path)
+            .flags(open_flags())
             .build()
             .await
             .map_err(|e| StoreError::Engine(format!("cannot open {path}: {e}")))?;
