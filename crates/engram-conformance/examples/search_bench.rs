@@ -313,6 +313,8 @@ async fn main() {
         row(size, "native, keyword + graph", p, &stages);
 
         if std::env::var_os("BENCH_KEYWORD_ONLY").is_some() {
+            drop(engram);
+            let _ = std::fs::remove_dir_all(&dir);
             continue;
         }
         eprintln!("  {size}: hybrid, embedded libSQL file");
