@@ -103,7 +103,6 @@ async fn a_reranker_reorders_and_a_failing_one_only_warns() {
         .unwrap();
     assert_eq!(kept.hits[0].memory.content, "database locked");
     assert!(kept.warnings.iter().any(|w| w.contains("reranker offline")));
-    let _ = std::fs::remove_file(path);
 }
 
 #[tokio::test]
@@ -139,5 +138,4 @@ async fn hyde_runs_for_weak_explicit_searches_only() {
     let auto = engram.search(&auto).await.unwrap();
     assert!(!auto.hyde);
     assert_eq!(calls.get(), 1);
-    let _ = std::fs::remove_file(path);
 }

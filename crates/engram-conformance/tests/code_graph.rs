@@ -60,7 +60,6 @@ async fn code_graph_on_an_embedded_libsql_file() {
     let engram = open(&db, "code").await;
     let fresh = open(&db, "code-fresh").await;
     code_graph_suite(&engram, &fresh).await;
-    let _ = std::fs::remove_file(path);
 }
 
 fn corpus(name: &str) -> PathBuf {
@@ -190,7 +189,6 @@ async fn real_repository_on_an_embedded_libsql_file() {
     .unwrap();
     open(&db, "pytest").await;
     assert_eq!(file_links(&db, "pytest").await, maintained);
-    let _ = std::fs::remove_file(path);
 }
 
 /// The stored file links of `project`: (from, to, stale), sorted.

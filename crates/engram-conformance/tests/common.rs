@@ -2,20 +2,42 @@
 #![allow(dead_code)]
 
 use std::cell::Cell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use engram_hrana::{HttpResponse, HttpTransport, ReqwestTransport};
 
 /// The cross-host API vectors.
 pub const API_VECTORS: &str = include_str!("../../../tests/vectors/api.json");
 
-/// A fresh path in the temp folder.
-pub fn temp_db(name: &str) -> PathBuf {
+/// A fresh database path in the temp folder, deleted with its `-wal`, `-shm` and
+/// `-journal` companions when the guard drops. Declare it before the database that uses it,
+/// so that the database closes first.
+pub fn temp_db(name: &str) -> TempDb {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    std::env::temp_dir().join(format!("engram-{name}-{}-{nanos}.db", std::process::id()))
+    TempDb(std::env::temp_dir().join(format!("engram-{name}-{}-{nanos}.db", std::process::id())))
+}
+
+/// A database path that removes its files on drop (see [`temp_db`]).
+pub struct TempDb(PathBuf);
+
+impl std::ops::Deref for TempDb {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut file = self.0.clone().into_os_string();
+            file.push(suffix);
+            let _ = std::fs::remove_file(file);
+        }
+    }
 }
 
 /// The real reqwest transport, counting the requests that pass through it.

@@ -13,7 +13,6 @@ async fn storage_suite_passes_on_the_embedded_file() {
     let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
     storage_suite(&db, &nonce()).await.unwrap();
     drop(db);
-    let _ = std::fs::remove_file(path);
 }
 
 #[tokio::test]
@@ -169,5 +168,4 @@ fn one_embedded_database_serves_several_threads_at_once() {
     }
     assert_eq!(count(&db, -1), 400);
     drop(db);
-    let _ = std::fs::remove_file(path);
 }

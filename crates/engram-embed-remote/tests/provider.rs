@@ -163,30 +163,16 @@ impl Clock for FakeClock {
     }
 }
 
-async fn open(
-    config: RemoteConfig,
-    clock: FakeClock,
-) -> (Engram<LocalDatabase>, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "engram-remote-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = LocalDatabase::open(dir.join("e.db").to_str().unwrap())
-        .await
-        .unwrap();
-    let engram = Engram::open(db, EngramConfig::default(), Host::new(clock, OsEntropy))
+async fn open(config: RemoteConfig, clock: FakeClock) -> Engram<LocalDatabase> {
+    // A private in-memory database: nothing is left behind in the temp dir.
+    let db = LocalDatabase::open(":memory:").await.unwrap();
+    Engram::open(db, EngramConfig::default(), Host::new(clock, OsEntropy))
         .await
         .unwrap()
         .with_embedder(Box::new(RemoteEmbedder::new(
             ReqwestTransport::new(),
             config,
-        )));
-    (engram, dir)
+        )))
 }
 
 fn config(protocol: Protocol, url: &str) -> RemoteConfig {
@@ -214,7 +200,7 @@ fn dense(text: &str) -> SearchQuery {
 async fn both_protocols_embed_and_search() {
     let (url, provider) = start_provider();
     for protocol in [Protocol::Ollama, Protocol::OpenAiCompatible] {
-        let (engram, _dir) = open(config(protocol, &url), FakeClock::default()).await;
+        let engram = open(config(protocol, &url), FakeClock::default()).await;
         let a = engram
             .remember(memory("vite dev server port conflicts"))
             .await
@@ -241,7 +227,7 @@ async fn provider_down_opens_the_circuit_and_nothing_is_lost() {
     let (url, provider) = start_provider();
     let clock = FakeClock::default();
     clock.0.set(1_000_000);
-    let (engram, _dir) = open(config(Protocol::Ollama, &url), clock.clone()).await;
+    let engram = open(config(Protocol::Ollama, &url), clock.clone()).await;
     provider.set(Behaviour::Down);
 
     let mut ids = Vec::new();
@@ -331,7 +317,7 @@ async fn provider_down_opens_the_circuit_and_nothing_is_lost() {
 #[tokio::test]
 async fn wrong_dims_garbage_and_bad_keys_are_failures_not_vectors() {
     let (url, provider) = start_provider();
-    let (engram, _dir) = open(
+    let engram = open(
         config(Protocol::OpenAiCompatible, &url),
         FakeClock::default(),
     )
@@ -369,7 +355,7 @@ async fn wrong_dims_garbage_and_bad_keys_are_failures_not_vectors() {
 
     let mut bad = config(Protocol::OpenAiCompatible, &url);
     bad.api_key = Some("sk-wrong".into());
-    let (engram, _dir) = open(bad, FakeClock::default()).await;
+    let engram = open(bad, FakeClock::default()).await;
     let stored = engram.remember(memory("unauthorized text")).await.unwrap();
     let error = stored.embedding_error.unwrap();
     assert!(error.contains("HTTP 401: invalid api key"), "{error}");
@@ -386,7 +372,7 @@ async fn unreachable_provider_is_a_clear_failure() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}");
-    let (engram, _dir) = open(config(Protocol::Ollama, &url), FakeClock::default()).await;
+    let engram = open(config(Protocol::Ollama, &url), FakeClock::default()).await;
     let stored = engram.remember(memory("offline text")).await.unwrap();
     let error = stored.embedding_error.unwrap();
     assert!(error.starts_with("provider unreachable"), "{error}");

@@ -132,18 +132,8 @@ const QUERY: &str = "deploy release staging";
 /// query's words a memory holds, the higher the service puts it, while BM25 favours the
 /// short memories that repeat a rare word.
 async fn engram_with(reranker: Option<RemoteReranker<ReqwestTransport>>) -> Engram<LocalDatabase> {
-    let dir = std::env::temp_dir().join(format!(
-        "engram-rerank-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = LocalDatabase::open(dir.join("e.db").to_str().unwrap())
-        .await
-        .unwrap();
+    // A private in-memory database: nothing is left behind in the temp dir.
+    let db = LocalDatabase::open(":memory:").await.unwrap();
     let mut engram = Engram::open(db, EngramConfig::default(), Host::native())
         .await
         .unwrap();

@@ -2,15 +2,13 @@
 //! `common.rs`: the rusqlite test binary must not link libSQL's SQLite as well.)
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
 use engram::{Engram, EngramConfig, Host};
 use engram_libsql::LocalDatabase;
 
-use crate::common::temp_db;
+use crate::common::{temp_db, TempDb};
 
 /// A fresh embedded libSQL file in the temp folder, and its path.
-pub async fn open_db(name: &str) -> (PathBuf, LocalDatabase) {
+pub async fn open_db(name: &str) -> (TempDb, LocalDatabase) {
     let path = temp_db(name);
     let db = LocalDatabase::open(path.to_str().expect("utf-8 temp path"))
         .await
@@ -25,8 +23,8 @@ pub async fn open_engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
         .expect("engram")
 }
 
-/// Closes `db` and deletes its file.
-pub fn remove_db(db: LocalDatabase, path: PathBuf) {
+/// Closes `db` and deletes its files.
+pub fn remove_db(db: LocalDatabase, path: TempDb) {
     drop(db);
-    let _ = std::fs::remove_file(path);
+    drop(path);
 }
