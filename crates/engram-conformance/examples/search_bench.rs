@@ -300,6 +300,7 @@ async fn main() {
         let dir =
             std::env::temp_dir().join(format!("engram-search-bench-{}-{size}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
+        let _remove_dir = RemoveOnDrop(dir.clone());
 
         eprintln!("  {size}: keyword + graph, embedded libSQL file");
         let db = LocalDatabase::open(dir.join("kw.db").to_str().unwrap())
@@ -313,8 +314,6 @@ async fn main() {
         row(size, "native, keyword + graph", p, &stages);
 
         if std::env::var_os("BENCH_KEYWORD_ONLY").is_some() {
-            drop(engram);
-            let _ = std::fs::remove_dir_all(&dir);
             continue;
         }
         eprintln!("  {size}: hybrid, embedded libSQL file");
@@ -405,6 +404,15 @@ async fn main() {
             baseline(&memories, sample).await,
             "",
         );
-        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Removes a size's temporary directory however its iteration ends (declared before the
+/// databases in it, so they close first).
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

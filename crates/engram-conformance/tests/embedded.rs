@@ -12,7 +12,6 @@ async fn storage_suite_passes_on_the_embedded_file() {
     let path = temp_db("storage");
     let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
     storage_suite(&db, &nonce()).await.unwrap();
-    drop(db);
 }
 
 #[tokio::test]
@@ -167,5 +166,4 @@ fn one_embedded_database_serves_several_threads_at_once() {
         handle.join().expect("a writer thread failed");
     }
     assert_eq!(count(&db, -1), 400);
-    drop(db);
 }

@@ -13,7 +13,7 @@ use engram::observer::{
 use engram::{MemorySource, SearchQuery};
 use engram_libsql::LocalDatabase;
 use engram_store::{Database, Statement};
-use file_db::{open_db, open_engram, remove_db};
+use file_db::{open_db, open_engram};
 use serde_json::json;
 
 fn session(id: &str, commands: &[(&str, &str, bool)]) -> Scratchpad {
@@ -60,7 +60,7 @@ async fn count(db: &LocalDatabase, sql: &str) -> i64 {
 
 #[tokio::test]
 async fn co_access_is_promoted_on_the_third_session_and_only_once() {
-    let (path, db) = open_db("observer").await;
+    let (_file, db) = open_db("observer").await;
     let engram = open_engram(&db).await;
     let key_memory = |r: &engram::SessionReport| {
         r.promoted.iter().any(|m| {
@@ -148,12 +148,11 @@ async fn co_access_is_promoted_on_the_third_session_and_only_once() {
         4
     );
     drop(engram);
-    remove_db(db, path);
 }
 
 #[tokio::test]
 async fn an_unfinished_session_is_recovered_as_cancelled() {
-    let (path, db) = open_db("observer-recover").await;
+    let (_file, db) = open_db("observer-recover").await;
     let engram = open_engram(&db).await;
     let mut pad = typical("crashed");
     pad.observe(&Event::Reasoning {
@@ -184,12 +183,11 @@ async fn an_unfinished_session_is_recovered_as_cancelled() {
         1
     );
     drop(engram);
-    remove_db(db, path);
 }
 
 #[tokio::test]
 async fn secrets_in_tool_results_never_reach_stored_memories() {
-    let (path, db) = open_db("observer-secrets").await;
+    let (_file, db) = open_db("observer-secrets").await;
     let engram = open_engram(&db).await;
     let secret = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
     let failure = format!("Error: authentication failed for token {secret}");
@@ -235,12 +233,11 @@ async fn secrets_in_tool_results_never_reach_stored_memories() {
         assert_eq!(count(&db, &sql).await, 0, "{table} holds the secret");
     }
     drop(engram);
-    remove_db(db, path);
 }
 
 #[tokio::test]
 async fn a_git_log_bootstraps_co_access_so_one_session_confirms_it() {
-    let (path, db) = open_db("observer-git").await;
+    let (_file, db) = open_db("observer-git").await;
     let engram = open_engram(&db).await;
     let sha = |c: char| c.to_string().repeat(40);
     let log = format!(
@@ -279,7 +276,6 @@ async fn a_git_log_bootstraps_co_access_so_one_session_confirms_it() {
         0
     );
     drop(engram);
-    remove_db(db, path);
 }
 
 /// Fake LLM standing in for a host model: answers with a fixed text, counting calls.
@@ -342,7 +338,7 @@ async fn a_host_llm_rewrites_promoted_memories_in_one_call_or_not_at_all() {
         ("[1, 2]", false),
         ("[\"\"]", false),
     ] {
-        let (path, db) = open_db("observer-llm").await;
+        let (_file, db) = open_db("observer-llm").await;
         let calls = std::rc::Rc::new(std::cell::Cell::new(0));
         let engram = open_engram(&db).await.with_llm(Box::new(FakeLlm {
             answer: answer.into(),
@@ -376,13 +372,12 @@ async fn a_host_llm_rewrites_promoted_memories_in_one_call_or_not_at_all() {
         assert!(failed.promoted.is_empty());
         assert_eq!(calls.get(), 1);
         drop(engram);
-        remove_db(db, path);
     }
 }
 
 #[tokio::test]
 async fn a_near_duplicate_of_an_existing_memory_is_not_promoted() {
-    let (path, db) = open_db("observer-novelty").await;
+    let (_file, db) = open_db("observer-novelty").await;
     let engram = open_engram(&db)
         .await
         .with_embedder(Box::new(FakeWordEmbedder));
@@ -437,5 +432,4 @@ async fn a_near_duplicate_of_an_existing_memory_is_not_promoted() {
         second.discarded
     );
     drop(engram);
-    remove_db(db, path);
 }

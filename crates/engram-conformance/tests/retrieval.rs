@@ -11,7 +11,7 @@ use engram_conformance::retrieval::retrieval_suite;
 use engram_hrana::HranaClient;
 use engram_store::Database;
 use engram_testserver::{ServerConfig, TestServer};
-use file_db::{open_db, open_engram, remove_db};
+use file_db::{open_db, open_engram};
 
 #[tokio::test]
 async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
@@ -25,7 +25,7 @@ async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
         .expect("open");
     let over_http = retrieval_suite(&remote).await;
 
-    let (path, db) = open_db("retrieval").await;
+    let (_file, db) = open_db("retrieval").await;
     let local = open_engram(&db).await;
     let on_file = retrieval_suite(&local).await;
     assert_eq!(over_http, on_file);
@@ -43,7 +43,6 @@ async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
         remote.search(&query).await.expect("search");
         assert_eq!(transport.requests.get() - before, 1, "{text}");
     }
-    remove_db(db, path);
 }
 
 /// Every lookup of the candidate statement goes through an index: the plan never scans a
@@ -53,7 +52,7 @@ async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {
 /// candidate, which is how 10K-memory searches once took 8 ms.
 #[tokio::test]
 async fn the_candidate_statement_reaches_every_table_by_index() {
-    let (path, db) = open_db("plan").await;
+    let (_file, db) = open_db("plan").await;
     let engram = open_engram(&db).await;
     // The statement's aliases for stored tables. (No embedder: the exact dense path reads
     // every live memory of the project by design. With resident vectors, the dense path
@@ -103,7 +102,6 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
             }
         }
     }
-    remove_db(db, path);
 }
 
 /// A term in at least half the memories ranks nothing under FTS5's BM25 (its idf is
@@ -113,7 +111,7 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
 /// of common terms matches them all.
 #[tokio::test]
 async fn leaving_out_common_terms_changes_no_result() {
-    let (path, db) = open_db("common-terms").await;
+    let (_file, db) = open_db("common-terms").await;
     let engram = open_engram(&db).await;
     for text in [
         "deploying the widget service needs a restart",
@@ -145,7 +143,6 @@ async fn leaving_out_common_terms_changes_no_result() {
     assert_eq!(contents[0], "postgres vacuum runs nightly");
     let only_common = engram.search(&keyword("widgets")).await.expect("search");
     assert_eq!(only_common.hits.len(), 3, "{:?}", only_common.hits);
-    remove_db(db, path);
 }
 
 /// The keyword path's shortcuts (common terms left out of the MATCH, the best matches
@@ -154,7 +151,7 @@ async fn leaving_out_common_terms_changes_no_result() {
 /// path's ranks and scores equal FTS5's.
 #[tokio::test]
 async fn the_keyword_path_ranks_as_fts5_bm25_ranks_every_match() {
-    let (path, db) = open_db("keyword-bm25").await;
+    let (_file, db) = open_db("keyword-bm25").await;
     let engram = open_engram(&db).await;
     let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
     let mut below = move |n: usize| {
@@ -263,5 +260,4 @@ async fn the_keyword_path_ranks_as_fts5_bm25_ranks_every_match() {
             let _ = id;
         }
     }
-    remove_db(db, path);
 }

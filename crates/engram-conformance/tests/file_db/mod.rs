@@ -7,7 +7,8 @@ use engram_libsql::LocalDatabase;
 
 use crate::common::{temp_db, TempDb};
 
-/// A fresh embedded libSQL file in the temp folder, and its path.
+/// A fresh embedded libSQL file in the temp folder, and its path (which deletes the file when
+/// dropped, after the database: bind them in this order).
 pub async fn open_db(name: &str) -> (TempDb, LocalDatabase) {
     let path = temp_db(name);
     let db = LocalDatabase::open(path.to_str().expect("utf-8 temp path"))
@@ -21,10 +22,4 @@ pub async fn open_engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
     Engram::open(db, EngramConfig::default(), Host::native())
         .await
         .expect("engram")
-}
-
-/// Closes `db` and deletes its files.
-pub fn remove_db(db: LocalDatabase, path: TempDb) {
-    drop(db);
-    drop(path);
 }
