@@ -153,3 +153,31 @@ test("resident vectors rank as the exact scan does, in wasm SIMD", async () => {
   }
   await assert.rejects(engram.createMemory({ local: true, fetch, embedder, residentVectors: "yes" }), (e) => e.code === "invalid_input" && e.violations[0].field === "residentVectors");
 });
+
+test("resident keywords give the keyword path's own results", async () => {
+  const subjects = ["billing", "search", "auth", "export", "admin", "payments"];
+  const facts = ["times out when the pool is exhausted", "caches responses in redis", "retries with exponential backoff",
+    "deadlocks on parallel migrations", "has flaky snapshot tests", "deploys from tags", "reads config from the environment"];
+  const plain = await engram.createMemory({ local: true });
+  const resident = await engram.createMemory({ local: true, residentKeywords: true });
+  // Subject k adds k filler words, so memories of one fact differ in length and never tie.
+  for (const [k, s] of subjects.entries()) for (const f of facts) {
+    const memory = { type: "gotcha", content: `the ${s} service ${f}${" noted".repeat(k)}`, tags: [s] };
+    await plain.remember(memory);
+    await resident.remember(memory);
+  }
+  assert.equal(await plain.loadResidentKeywords(), 0);
+  assert.equal(await resident.loadResidentKeywords(), subjects.length * facts.length);
+  const ranked = (r) => r.hits.map((h) => [h.memory.content, h.breakdown.keyword.rank, h.breakdown.keyword.metric]);
+  for (const text of ["pool exhausted timeouts", "redis caches", "flaky snapshot", "billing deploys", "café crème"]) {
+    const query = { text, mode: "keyword", limit: 10 };
+    const [a, b] = [await resident.search(query), await plain.search(query)];
+    assert.deepEqual(ranked(a), ranked(b), text);
+  }
+  // Another write reaches the index with the next search.
+  await resident.remember({ type: "gotcha", content: "pool exhausted: raise the pool size" });
+  await plain.remember({ type: "gotcha", content: "pool exhausted: raise the pool size" });
+  const query = { text: "pool exhausted", mode: "keyword", limit: 10 };
+  assert.deepEqual(ranked(await resident.search(query)), ranked(await plain.search(query)));
+  assert.equal(await resident.loadResidentKeywords(), subjects.length * facts.length + 1);
+});

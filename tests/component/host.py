@@ -61,6 +61,7 @@ class ComponentHost:
                      "[method]engram.remember", "[method]engram.search",
                      "[method]engram.get", "[method]engram.forget", "[method]engram.embed-pending",
                      "[method]engram.load-resident-vectors",
+                     "[method]engram.load-resident-keywords",
                      "[method]engram.index-files", "[method]engram.analyze-impact",
                      "[method]engram.dependencies", "[method]engram.neighbours",
                      "[method]engram.mark-stale", "[method]engram.checkpoint-session",
@@ -76,13 +77,15 @@ class ComponentHost:
     def call(self, name, *args):
         return _unwrap(self.funcs[name](self.store, *args))
 
-    def open(self, url, auth_token=None, project_id=None, model=None, resident_vectors=None, reranker=None):
+    def open(self, url, auth_token=None, project_id=None, model=None, resident_vectors=None,
+             reranker=None, resident_keywords=None):
         """`reranker`: `{"provider", "url", "model"?, "api-key"?}` or None."""
         options = Record()
         setattr(options, "url", url)
         setattr(options, "auth-token", auth_token)
         setattr(options, "project-id", project_id)
         setattr(options, "resident-vectors", resident_vectors)
+        setattr(options, "resident-keywords", resident_keywords)
         setattr(options, "reranker", None if reranker is None else _reranker(reranker))
         if model is None:
             return ComponentEngram(self, self.call("[static]engram.open", options))
@@ -205,6 +208,9 @@ class ComponentEngram:
 
     def recover_sessions(self):
         return json.loads(self.host.call("[method]engram.recover-sessions", self.handle))
+
+    def load_resident_keywords(self):
+        return self.host.call("[method]engram.load-resident-keywords", self.handle)
 
     def load_resident_vectors(self):
         return self.host.call("[method]engram.load-resident-vectors", self.handle)

@@ -117,3 +117,23 @@ def test_garbage_model_bytes_are_a_typed_error(host):  # noqa: F811
     with pytest.raises(EngramError) as error:
         host.load_model(b"\x01\x02\x03", b"{}")
     assert error.value.code == "model_error"
+
+
+def test_resident_keywords_give_the_keyword_paths_results(server, host):  # noqa: F811
+    project = f"resident-keywords-{time.time_ns()}"
+    plain = host.open(server, TOKEN, project)
+    resident = host.open(server, TOKEN, project, resident_keywords=True)
+    for content in ["SQLite reports 'database is locked' when two test processes share one file",
+                    "Use CSS grid instead of flexbox for the dashboard layout",
+                    "Vite picks another port when 5173 is taken; set strictPort in CI",
+                    "The database pool is exhausted under load; raise its size"]:
+        plain.remember({"type": "gotcha", "content": content})
+    ranked = lambda r: [(h["memory"]["id"], h["breakdown"]["keyword"]["rank"]) for h in r["hits"]]  # noqa: E731
+    query = {"text": "database locked by another test process", "mode": "keyword"}
+    assert plain.load_resident_keywords() == 0
+    assert resident.load_resident_keywords() >= 4
+    assert ranked(resident.search(query)) == ranked(plain.search(query))
+    newer = plain.remember({"type": "gotcha", "content": "Two test processes lock one database file"})
+    found = resident.search(query)
+    assert newer["id"] in [h["memory"]["id"] for h in found["hits"]]
+    assert ranked(found) == ranked(plain.search(query))

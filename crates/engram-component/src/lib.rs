@@ -140,6 +140,9 @@ fn open_engram(
     if options.resident_vectors == Some(true) {
         inner.enable_resident_vectors().map_err(|e| convert(&e))?;
     }
+    if options.resident_keywords == Some(true) {
+        inner.enable_resident_keywords();
+    }
     if let Some(spec) = options.reranker {
         let reranker = RemoteReranker::new(http::WasiHttpTransport, reranker_config(spec)?);
         inner = inner.with_reranker(Box::new(reranker));
@@ -190,6 +193,10 @@ impl GuestEngram for EngramResource {
 
     fn load_resident_vectors(&self) -> Result<u64, Error> {
         run(self.inner.load_resident_vectors()).map(|count| count as u64)
+    }
+
+    fn load_resident_keywords(&self) -> Result<u64, Error> {
+        run(self.inner.load_resident_keywords()).map(|count| count as u64)
     }
 
     fn remember(&self, memory_json: String) -> Result<String, Error> {

@@ -8,7 +8,8 @@
 //! seeds 002's baseline that rebuilds an in-memory FTS5 index per query. The query embedding
 //! is excluded: vectors come from a fake bag-of-words hash embedder that costs microseconds,
 //! and `timings.embed` is subtracted. Latencies are p50 / p95 in milliseconds.
-//! `BENCH_KEYWORD_ONLY=1` runs only the first configuration; `BENCH_NO_ANN=1` skips the
+//! Resident configurations keep vectors and/or keyword postings in memory.
+//! `BENCH_KEYWORD_ONLY=1` runs only the keyword + graph configurations; `BENCH_NO_ANN=1` skips the
 //! libSQL vector index (building it takes minutes at 10K).
 
 use std::cell::Cell;
@@ -274,6 +275,38 @@ async fn nearest_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) 
     percentiles(latencies)
 }
 
+/// The resident keywords' share of a search: ranking the postings for the 80 memories the
+/// statement fetches.
+fn keyword_pick_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
+    use engram_retrieval::keyword_index::{KeywordColumns, KeywordIndex};
+    let mut index = KeywordIndex::new();
+    for (i, m) in memories.iter().enumerate() {
+        let tags = m.tags.join(" ");
+        let files = m.related_files.join(" ");
+        index.upsert(
+            &format!("m{i}"),
+            KeywordColumns {
+                content: &m.content,
+                tags: &tags,
+                files: &files,
+            },
+        );
+    }
+    let mut latencies = Vec::new();
+    for q in queries {
+        let started = Instant::now();
+        let stems: Vec<String> = engram_core::query::tokenize(q)
+            .iter()
+            .map(|t| engram_core::porter::stem(t))
+            .collect();
+        let stems: Vec<&str> = stems.iter().map(String::as_str).collect();
+        let query = index.informative(&stems);
+        std::hint::black_box(index.best(&query, 80));
+        latencies.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    percentiles(latencies)
+}
+
 fn row(size: usize, what: &str, (p50, p95): (f64, f64), extra: &str) {
     println!("{size:>7} {what:<34} {p50:>9.2} {p95:>9.2}  {extra}");
 }
@@ -312,6 +345,29 @@ async fn main() {
         fill(&engram, &memories).await;
         let (p, stages) = measure(&engram, &queries).await;
         row(size, "native, keyword + graph", p, &stages);
+        let mut resident = Engram::open(&db, EngramConfig::default(), Host::native())
+            .await
+            .unwrap();
+        resident.enable_resident_keywords();
+        let started = Instant::now();
+        resident
+            .load_resident_keywords()
+            .await
+            .expect("load keywords");
+        let load = started.elapsed().as_secs_f64() * 1e3;
+        let (p, stages) = measure(&resident, &queries).await;
+        row(
+            size,
+            "native, keyword + graph (resident)",
+            p,
+            &format!("{stages}; loading took {load:.0} ms"),
+        );
+        row(
+            size,
+            "  of which: in-process pick of 80",
+            keyword_pick_only(&memories, &queries),
+            "",
+        );
 
         if std::env::var_os("BENCH_KEYWORD_ONLY").is_some() {
             continue;
@@ -342,6 +398,13 @@ async fn main() {
             p,
             &format!("{stages}; loading took {searches} searches, {load:.0} ms"),
         );
+        resident.enable_resident_keywords();
+        resident
+            .load_resident_keywords()
+            .await
+            .expect("load keywords");
+        let (p, stages) = measure(&resident, &queries).await;
+        row(size, "native, hybrid (resident, both)", p, &stages);
         row(
             size,
             "  of which: in-process pick of 60",
@@ -383,13 +446,18 @@ async fn main() {
             );
             let mut engram = engram;
             engram.enable_resident_vectors().expect("resident vectors");
+            engram.enable_resident_keywords();
+            engram
+                .load_resident_keywords()
+                .await
+                .expect("load keywords");
             let (load, searches) = load_resident(&engram, &queries[0]).await;
             let before = client.transport().requests.get();
             let (p, stages) = measure(&engram, &queries).await;
             let trips = (client.transport().requests.get() - before) as f64 / queries.len() as f64;
             row(
                 size,
-                "HTTP test server, hybrid (resident)",
+                "HTTP test server, hybrid (resident, both)",
                 p,
                 &format!(
                     "{trips:.2} round trips per search; {stages}; loading took {searches} searches, {load:.0} ms"

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod context;
+pub mod fts_terms;
 pub mod memory;
 pub mod porter;
 pub mod query;

@@ -6,8 +6,11 @@
 //! lookup miss, and a missed term is simply kept in the query, so a disagreement costs
 //! speed, never results. A conformance test compares these stems with FTS5's own.
 
-/// The Porter stem of a lower-case ASCII `word`; other words (and words shorter than three
-/// letters, which FTS5 leaves alone) come back unchanged.
+/// The Porter stem of a token, as FTS5's `porter` tokenizer makes it: tokens of 3 to 64
+/// bytes are stemmed (any byte other than a vowel counts as a consonant, so digits and
+/// non-ASCII letters take part: `12s` → `12`), shorter and longer ones come back unchanged.
+/// Tokens reach the stemmer lower-cased by `unicode61`, so the suffix rules only ever match
+/// lower-case ASCII.
 ///
 /// ```
 /// use engram_core::porter::stem;
@@ -17,7 +20,7 @@
 /// assert_eq!(stem("caresses"), "caress");
 /// ```
 pub fn stem(word: &str) -> String {
-    if word.len() < 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+    if !(MIN_STEMMED..=MAX_STEMMED).contains(&word.len()) {
         return word.to_owned();
     }
     let mut w = word.as_bytes().to_vec();
@@ -28,9 +31,15 @@ pub fn stem(word: &str) -> String {
     step3(&mut w);
     step4(&mut w);
     step5(&mut w);
-    // Only ASCII letters were ever written.
+    // Suffixes are ASCII and cut at ASCII letters, so the bytes stay UTF-8 (short of a
+    // double-consonant rule splitting a multi-byte character, which no text word reaches).
     String::from_utf8(w).unwrap_or_else(|_| word.to_owned())
 }
+
+/// Shortest token FTS5 stems, in bytes.
+const MIN_STEMMED: usize = 3;
+/// Longest token FTS5 stems, in bytes.
+const MAX_STEMMED: usize = 64;
 
 /// Whether `w[i]` is a consonant: not a vowel, and `y` only after a vowel (or first).
 fn consonant(w: &[u8], i: usize) -> bool {
@@ -257,9 +266,19 @@ mod tests {
     }
 
     #[test]
-    fn short_and_non_ascii_words_pass_through() {
+    fn short_and_long_tokens_pass_through() {
         assert_eq!(stem("is"), "is");
+        let long = "abcdefghijklmnopqrstuvwxyz".repeat(3);
+        assert_eq!(stem(&format!("{long}ing")), format!("{long}ing"));
+        assert_eq!(stem(&format!("{}ing", &long[..61])), &long[..61]);
+    }
+
+    #[test]
+    fn digits_and_other_letters_count_as_consonants() {
+        assert_eq!(stem("12s"), "12");
+        assert_eq!(stem("123ing"), "123ing");
+        assert_eq!(stem("utf8s"), "utf8");
         assert_eq!(stem("café"), "café");
-        assert_eq!(stem("parse_config"), "parse_config");
+        assert_eq!(stem("cafés"), "café");
     }
 }

@@ -221,6 +221,50 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "file links",
         statements: FILE_LINKS,
     },
+    Migration {
+        version: 8,
+        name: "memory change log",
+        statements: MEMORY_CHANGES,
+    },
+];
+
+/// A trigger body that moves memory `$id` to the end of the memory change log.
+macro_rules! log_memory_change {
+    ($id:literal) => {
+        concat!(
+            "BEGIN INSERT OR REPLACE INTO memory_changes (memory_id, seq) VALUES (",
+            $id,
+            ", (SELECT coalesce(max(seq), 0) + 1 FROM memory_changes)); END"
+        )
+    };
+}
+
+/// Version 8: a change log of memories, so an instance that keeps the keyword index's
+/// postings in memory learns, in the same statement as a search, what any writer added,
+/// forgot or restored since it last looked (the keyword table holds exactly the live
+/// memories). One row per memory, holding the position of its latest change; triggers keep
+/// it, so every writer does.
+const MEMORY_CHANGES: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS memory_changes (
+  memory_id TEXT PRIMARY KEY,
+  seq       INTEGER NOT NULL
+)",
+    "CREATE INDEX IF NOT EXISTS idx_memory_changes_seq ON memory_changes(seq)",
+    "INSERT OR IGNORE INTO memory_changes (memory_id, seq) \
+SELECT id, ROW_NUMBER() OVER (ORDER BY rowid) FROM memories",
+    concat!(
+        "CREATE TRIGGER IF NOT EXISTS memory_changes_insert AFTER INSERT ON memories ",
+        log_memory_change!("new.id")
+    ),
+    concat!(
+        "CREATE TRIGGER IF NOT EXISTS memory_changes_update AFTER UPDATE OF content, tags, ",
+        "related_files, deprecated ON memories ",
+        log_memory_change!("new.id")
+    ),
+    concat!(
+        "CREATE TRIGGER IF NOT EXISTS memory_changes_delete AFTER DELETE ON memories ",
+        log_memory_change!("old.id")
+    ),
 ];
 
 /// Version 7: which files the code graph links, one row per pair of distinct files with an

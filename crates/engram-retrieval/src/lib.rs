@@ -25,6 +25,7 @@ pub mod analysis;
 pub mod boost;
 pub mod diversity;
 pub mod fusion;
+pub mod keyword_index;
 pub mod noise;
 pub mod packing;
 pub mod resident;

@@ -47,6 +47,9 @@ pub struct EngramHandle {
 /// true` keeps the project's vectors in memory for fast dense searches in a long-lived
 /// process (2 × dims bytes per memory, loaded by the first searches or at once by
 /// `loadResidentVectors`); leave it off where an instance serves one request (a Worker).
+/// `residentKeywords: true` likewise keeps the keyword table's postings in memory, so
+/// keyword searches rank in process with FTS5's own scores (loaded by the first searches
+/// or at once by `loadResidentKeywords`).
 /// `reranker` reorders each search's best 20: a
 /// function `(query, documents) => scores` (or a promise of them), or a rerank service
 /// `{ provider: "cohere" | "tei", url, model?, apiKey? }` called through `fetch`.
@@ -81,6 +84,9 @@ fn open(options: JsValue, embedder: Option<Box<dyn engram::Embed>>) -> Promise {
             .map_err(|e| to_js_error(&e))?;
         if let Some(reranker) = rerank::from_options(&options)? {
             engram = engram.with_reranker(reranker);
+        }
+        if bool_option(&options, "residentKeywords")? {
+            engram.enable_resident_keywords();
         }
         if let Some(embedder) = embedder {
             engram = engram.with_embedder(embedder);
@@ -159,6 +165,21 @@ impl EngramHandle {
         future_to_promise(async move {
             let count = inner
                 .load_resident_vectors()
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::from(count as f64))
+        })
+    }
+
+    /// Loads the resident keywords now, 4,096 memories per round trip, rather than over the
+    /// first keyword searches (which FTS5 answers until the index is in); resolves to how
+    /// many memories the index holds (0 without `residentKeywords`).
+    #[wasm_bindgen(js_name = loadResidentKeywords, unchecked_return_type = "Promise<number>")]
+    pub fn load_resident_keywords(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let count = inner
+                .load_resident_keywords()
                 .await
                 .map_err(|e| to_js_error(&e))?;
             Ok(JsValue::from(count as f64))

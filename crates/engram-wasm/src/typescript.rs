@@ -220,12 +220,15 @@ export type RerankFunction = (query: string, documents: string[]) => number[] | 
  * `residentVectors`: keep the project's vectors in memory (2 × dims bytes each, loaded by
  * the first searches) so dense searches rank them in process; for long-lived processes, not
  * for a Worker serving one request. Needs an embedder.
+ * `residentKeywords`: keep the keyword table's postings in memory (loaded by the first
+ * searches) so keyword searches rank in process, with the same results; for long-lived
+ * processes.
  * `reranker`: reorders each search's best 20 candidates (a function of the host, or a rerank
  * service); if it fails the order stays and the response's `warnings` say why.
  */
 export type CreateMemoryOptions =
-  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; reranker?: RerankFunction | RemoteRerankerOptions }
-  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; reranker?: RerankFunction | RemoteRerankerOptions };
+  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; reranker?: RerankFunction | RemoteRerankerOptions }
+  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; reranker?: RerankFunction | RemoteRerankerOptions };
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
 export type SessionKind = "build" | "insights" | "roadmap" | "terminal" | "changelog" | "spec_creation" | "pr_review";

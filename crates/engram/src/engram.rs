@@ -83,6 +83,8 @@ pub struct Engram<D> {
     pub(crate) vector_index: Option<VectorIndex>,
     /// The current model's vectors of this project, kept in memory for the dense path.
     pub(crate) resident: Option<std::cell::RefCell<crate::retrieve::Resident>>,
+    /// The keyword table's postings, kept in memory for the keyword path.
+    pub(crate) resident_keywords: Option<std::cell::RefCell<crate::retrieve::ResidentKeywords>>,
     pub(crate) reranker: Option<Box<dyn Rerank>>,
     pub(crate) llm: Option<Box<dyn Generate>>,
     /// The code graph as of the last index call, reused while the stored generation
@@ -115,6 +117,7 @@ impl<D: Database> Engram<D> {
             embedding: None,
             vector_index: None,
             resident: None,
+            resident_keywords: None,
             reranker: None,
             llm: None,
             #[cfg(feature = "code")]
@@ -218,6 +221,33 @@ impl<D: Database> Engram<D> {
     /// fills at the first dense searches, or at once with [`Engram::load_resident_vectors`].
     pub fn resident_vector_count(&self) -> Option<usize> {
         self.resident.as_ref().map(|r| r.borrow().set.len())
+    }
+
+    /// Keeps the keyword table's postings in memory, for long-lived hosts: a keyword search
+    /// then ranks its matches in process, with FTS5's own BM25 over the same terms (the
+    /// index reproduces FTS5's tokenizer), and passes the best into its one statement,
+    /// which only fetches and filters them. FTS5 ranks every match of a query, with a
+    /// nested lookup per match; at 10,000 memories that was over half of a keyword search.
+    /// Results are the same as without the index: the statement takes the pick only when
+    /// no memory changed after the index's position, and FTS5 answers otherwise and for
+    /// query tokens other than plain ASCII letters and digits.
+    ///
+    /// The index fills from the memory change log that the same statement returns (up to
+    /// 4,096 memories per search; FTS5 answers until it is in, unless
+    /// [`Engram::load_resident_keywords`] loaded it ahead) and stays current with every
+    /// writer's changes. It holds every project's memories in the database, since BM25's
+    /// statistics are the table's: about the size of the memories' text.
+    pub fn enable_resident_keywords(&mut self) {
+        self.resident_keywords = Some(std::cell::RefCell::new(
+            crate::retrieve::ResidentKeywords::default(),
+        ));
+    }
+
+    /// How many memories the resident keywords hold (`None` without them).
+    pub fn resident_keyword_count(&self) -> Option<usize> {
+        self.resident_keywords
+            .as_ref()
+            .map(|r| r.borrow().index.len())
     }
 
     /// The embedder's model id, if there is one.

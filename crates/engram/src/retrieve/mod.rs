@@ -4,6 +4,7 @@
 //! among them; ranking is `engram-retrieval`'s pure functions. Only HyDE (search intent,
 //! with a host LLM, when results are weak) makes a second round trip.
 
+mod keywords;
 mod resident;
 mod sql;
 
@@ -15,6 +16,8 @@ use engram_retrieval::select::wants_hyde;
 use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, PathKind};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 
+pub(crate) use self::keywords::ResidentKeywords;
+use self::keywords::{IndexedText, KeywordPick, TextChange};
 pub(crate) use self::resident::Resident;
 use self::resident::{DensePick, VectorChange};
 use self::sql::{param, DenseSource, Paths};
@@ -223,9 +226,16 @@ impl<D: Database> Engram<D> {
         };
         let paths = self.paths(query, &analysis, vector.is_some());
         let pick = DensePick::none(0);
+        let keyword_pick = KeywordPick::none(0);
         let statement = Statement::with_params(
             format!("EXPLAIN QUERY PLAN {}", sql::candidates(&paths)),
-            self.candidate_params(query, &analysis, vector.as_deref(), Some(&pick)),
+            self.candidate_params(
+                query,
+                &analysis,
+                vector.as_deref(),
+                Some(&pick),
+                Some(&keyword_pick),
+            ),
         );
         let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
         rows.rows
@@ -248,6 +258,7 @@ impl<D: Database> Engram<D> {
     ) -> Paths<'_> {
         Paths {
             keyword: query.mode != SearchMode::Dense && analysis.match_expression.is_some(),
+            resident_keywords: self.resident_keywords.is_some(),
             dense: match (dense, &self.resident, &self.vector_index) {
                 (false, _, _) => DenseSource::Off,
                 (true, Some(_), _) => DenseSource::Resident,
@@ -283,11 +294,39 @@ impl<D: Database> Engram<D> {
                 ],
             );
             let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
-            let (_, _, changes) = decode_candidates(&rows)?;
+            let changes = decode_candidates(&rows)?.vector_changes;
             let more = changes.len() >= resident::CHANGE_BATCH;
             resident.borrow_mut().apply(changes);
             if !more {
                 return Ok(resident.borrow().set.len());
+            }
+        }
+    }
+
+    /// Loads the resident keywords now, 4,096 memories per round trip, instead of over the
+    /// first keyword searches (which FTS5 answers until the index is in). Call it after
+    /// [`Engram::enable_resident_keywords`] in a process about to search; on a loaded index
+    /// it brings in what other writers changed. Returns how many memories the index holds
+    /// (0 without resident keywords).
+    pub async fn load_resident_keywords(&self) -> Result<usize, EngramError> {
+        let Some(resident) = &self.resident_keywords else {
+            return Ok(0);
+        };
+        loop {
+            let seq = resident.borrow().index.seq();
+            let statement = Statement::with_params(
+                sql::text_changes(),
+                vec![
+                    Value::Integer(seq),
+                    Value::Integer(resident::CHANGE_BATCH as i64),
+                ],
+            );
+            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
+            let changes = decode_candidates(&rows)?.text_changes;
+            let more = changes.len() >= resident::CHANGE_BATCH;
+            resident.borrow_mut().apply(changes);
+            if !more {
+                return Ok(resident.borrow().index.len());
             }
         }
     }
@@ -310,16 +349,33 @@ impl<D: Database> Engram<D> {
             )),
             _ => None,
         };
+        let keyword_pick = match (&self.resident_keywords, paths.keyword) {
+            (Some(resident), true) => Some(KeywordPick::from(
+                &resident.borrow(),
+                &analysis.tokens,
+                keyword_limit(query) as usize,
+            )),
+            _ => None,
+        };
         let statement = Statement::with_params(
             sql::candidates(paths),
-            self.candidate_params(query, analysis, vector, pick.as_ref()),
+            self.candidate_params(
+                query,
+                analysis,
+                vector,
+                pick.as_ref(),
+                keyword_pick.as_ref(),
+            ),
         );
         let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
-        let (pool, adjacency, changes) = decode_candidates(&rows)?;
+        let decoded = decode_candidates(&rows)?;
         if let (Some(_), Some(resident)) = (pick, &self.resident) {
-            resident.borrow_mut().apply(changes);
+            resident.borrow_mut().apply(decoded.vector_changes);
         }
-        Ok((pool, adjacency))
+        if let (Some(_), Some(resident)) = (keyword_pick, &self.resident_keywords) {
+            resident.borrow_mut().apply(decoded.text_changes);
+        }
+        Ok((decoded.pool, decoded.adjacency))
     }
 
     fn candidate_params(
@@ -328,6 +384,7 @@ impl<D: Database> Engram<D> {
         analysis: &engram_retrieval::QueryAnalysis,
         vector: Option<&[f32]>,
         pick: Option<&DensePick>,
+        keyword_pick: Option<&KeywordPick>,
     ) -> Vec<Value> {
         let mut params = vec![Value::Null; param::COUNT];
         let mut set = |n: usize, v: Value| params[n - 1] = v;
@@ -370,7 +427,7 @@ impl<D: Database> Engram<D> {
         let limit = i64::from(query.limit);
         set(
             param::KEYWORD_LIMIT,
-            Value::Integer(limit.max(i64::from(sql::KEYWORD_CANDIDATES))),
+            Value::Integer(i64::from(keyword_limit(query))),
         );
         let dense_limit = i64::from(dense_limit(query));
         set(param::DENSE_LIMIT, Value::Integer(dense_limit));
@@ -378,6 +435,19 @@ impl<D: Database> Engram<D> {
             set(param::DENSE_IDS, json_list(&pick.ids));
             set(param::KNOWN_SEQ, Value::Integer(pick.seq));
             set(param::DENSE_FLOOR, pick.floor_param());
+            set(
+                param::CHANGE_LIMIT,
+                Value::Integer(resident::CHANGE_BATCH as i64),
+            );
+        }
+        if let Some(pick) = keyword_pick {
+            if let Some(scored) = &pick.scored {
+                set(
+                    param::KEYWORD_PICK,
+                    Value::from(serde_json::to_string(scored).unwrap_or_else(|_| "[]".into())),
+                );
+            }
+            set(param::KEYWORD_SEQ, Value::Integer(pick.seq));
             set(
                 param::CHANGE_LIMIT,
                 Value::Integer(resident::CHANGE_BATCH as i64),
@@ -443,6 +513,11 @@ impl<D: Database> Engram<D> {
     }
 }
 
+/// How many keyword candidates the statement keeps for `query`.
+fn keyword_limit(query: &SearchQuery) -> u32 {
+    query.limit.max(sql::KEYWORD_CANDIDATES)
+}
+
 /// How many dense candidates the statement keeps for `query`.
 fn dense_limit(query: &SearchQuery) -> u32 {
     query.limit.max(sql::DENSE_CANDIDATES)
@@ -472,13 +547,25 @@ fn first_rows(results: Vec<Result<Rows, engram_store::SqlError>>) -> Result<Rows
         .unwrap_or_default())
 }
 
-/// Splits the candidate statement's rows into path hits, file adjacency and vector changes.
-fn decode_candidates(
-    rows: &Rows,
-) -> Result<(CandidatePool, FileAdjacency, Vec<VectorChange>), EngramError> {
-    let mut pool = CandidatePool::default();
-    let mut adjacency = FileAdjacency::default();
-    let mut changes = Vec::new();
+/// The candidate statement's rows, by kind.
+#[derive(Default)]
+struct Decoded {
+    pool: CandidatePool,
+    adjacency: FileAdjacency,
+    vector_changes: Vec<VectorChange>,
+    text_changes: Vec<TextChange>,
+}
+
+/// Splits the candidate statement's rows into path hits, file adjacency, vector changes and
+/// memory text changes.
+fn decode_candidates(rows: &Rows) -> Result<Decoded, EngramError> {
+    let mut decoded = Decoded::default();
+    let Decoded {
+        pool,
+        adjacency,
+        vector_changes: changes,
+        text_changes,
+    } = &mut decoded;
     for row in &rows.rows {
         let kind = row
             .first()
@@ -512,6 +599,31 @@ fn decode_candidates(
                 }
                 continue;
             }
+            "txt" => {
+                let text = |i: usize, what: &str| -> Result<Option<&str>, StoreError> {
+                    match row.get(i) {
+                        None | Some(Value::Null) => Ok(None),
+                        Some(v) => v.as_text(what).map(Some),
+                    }
+                };
+                let id = text(1, "memory id")?;
+                let seq = row.get(2).map_or(Ok(0), |v| v.as_i64("change position"))?;
+                let indexed = text(3, "content")?.map(|content| {
+                    IndexedText::from_columns(
+                        content.to_owned(),
+                        text(4, "tags").ok().flatten().unwrap_or("[]"),
+                        text(5, "related files").ok().flatten().unwrap_or("[]"),
+                    )
+                });
+                if let Some(id) = id {
+                    text_changes.push(TextChange {
+                        id: id.to_owned(),
+                        seq,
+                        text: indexed,
+                    });
+                }
+                continue;
+            }
             other => {
                 return Err(StoreError::Decode(format!("unknown candidate kind {other:?}")).into())
             }
@@ -526,5 +638,5 @@ fn decode_candidates(
             memory,
         );
     }
-    Ok((pool, adjacency, changes))
+    Ok(decoded)
 }

@@ -50,8 +50,13 @@ pub(crate) mod param {
     /// The lowest similarity the resident vectors picked (below every similarity when the
     /// pick holds the whole set); NULL when no ids are passed.
     pub const DENSE_FLOOR: usize = 22;
+    /// JSON array of `[memory id, score]` the resident keywords rank best; NULL when FTS5
+    /// answers.
+    pub const KEYWORD_PICK: usize = 23;
+    /// The change-log position the resident keywords reflect.
+    pub const KEYWORD_SEQ: usize = 24;
     /// How many parameters the statement binds.
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 24;
 }
 
 /// How the dense path finds neighbours.
@@ -71,6 +76,9 @@ pub(crate) enum DenseSource<'a> {
 /// Which paths the statement runs.
 pub(crate) struct Paths<'a> {
     pub keyword: bool,
+    /// The keyword path takes the resident keywords' pick (`?KEYWORD_PICK`) when they are
+    /// current, and the statement returns the memory changes after `?KEYWORD_SEQ`.
+    pub resident_keywords: bool,
     pub dense: DenseSource<'a>,
     pub graph: bool,
     pub adjacency: bool,
@@ -119,7 +127,41 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // know keeps its token). If every term is that common, the full expression runs; and
     // the exact form always uses the full expression, so a memory that only shares common
     // terms is still found when the rarer terms match fewer than `limit` memories.
+    // With resident keywords, the fast form takes their pick instead: the same best
+    // 4 × limit matches of the same terms, scored as FTS5 scores them (the index mirrors
+    // the table), so filtering them gives the same rows. The pick counts only when no
+    // memory changed after the index's position; otherwise FTS5's fast form runs, behind a
+    // LIMIT that is 0 when the pick counts.
     let keyword_ctes = if paths.keyword {
+        let fts_fast_limit = if paths.resident_keywords {
+            format!("CASE WHEN (SELECT ok FROM kwfresh) THEN 0 ELSE ?{KEYWORD_LIMIT} * 4 END")
+        } else {
+            format!("?{KEYWORD_LIMIT} * 4")
+        };
+        let fts_fast = format!(
+            "SELECT m.id AS id, f.metric AS metric FROM (\
+SELECT x.memory_id AS memory_id, r.metric AS metric FROM (\
+SELECT rowid AS rid, {BM25} AS metric FROM memories_fts \
+WHERE memories_fts MATCH (SELECT e FROM kwexpr) ORDER BY metric DESC LIMIT {fts_fast_limit}) r \
+CROSS JOIN memories_fts x ON x.rowid = r.rid) f \
+CROSS JOIN memories m ON m.id = f.memory_id \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
+        );
+        let fast = if paths.resident_keywords {
+            format!(
+                "kwfresh AS MATERIALIZED (SELECT (?{KEYWORD_PICK} IS NOT NULL AND NOT EXISTS (\
+SELECT 1 FROM memory_changes c INDEXED BY idx_memory_changes_seq WHERE c.seq > ?{KEYWORD_SEQ})) AS ok), \
+kwfast AS MATERIALIZED (SELECT id, metric FROM (\
+SELECT m.id AS id, p.metric AS metric FROM (\
+SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS metric \
+FROM json_each(?{KEYWORD_PICK}) LIMIT CASE WHEN (SELECT ok FROM kwfresh) THEN -1 ELSE 0 END) p \
+CROSS JOIN memories m ON m.id = p.id \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0) \
+UNION ALL SELECT id, metric FROM ({fts_fast})), "
+            )
+        } else {
+            format!("kwfast AS MATERIALIZED ({fts_fast}), ")
+        };
         format!(
             "kwterms AS MATERIALIZED (SELECT json_extract(value, '$[0]') AS token, \
 json_extract(value, '$[1]') AS stem FROM json_each(?{TERMS})), \
@@ -128,13 +170,7 @@ OR 2 * coalesce((SELECT voc.doc FROM memories_fts_vocab voc WHERE voc.term = t.s
 < (SELECT count(*) FROM memories_fts_docsize)), \
 kwexpr AS MATERIALIZED (SELECT CASE WHEN EXISTS (SELECT 1 FROM kwkept) \
 THEN (SELECT group_concat('\"' || token || '\"', ' OR ') FROM kwkept) ELSE ?{MATCH} END AS e), \
-kwfast AS MATERIALIZED (SELECT m.id AS id, f.metric AS metric FROM (\
-SELECT x.memory_id AS memory_id, r.metric AS metric FROM (\
-SELECT rowid AS rid, {BM25} AS metric FROM memories_fts \
-WHERE memories_fts MATCH (SELECT e FROM kwexpr) ORDER BY metric DESC LIMIT ?{KEYWORD_LIMIT} * 4) r \
-CROSS JOIN memories_fts x ON x.rowid = r.rid) f \
-CROSS JOIN memories m ON m.id = f.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0), \
+{fast}\
 kw AS MATERIALIZED (SELECT id, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} \
 UNION ALL SELECT id, metric FROM (\
 SELECT m.id AS id, g.metric AS metric FROM (\
@@ -287,6 +323,16 @@ WHERE src.path <> dst.path) "
         ),
         _ => String::new(),
     };
+    // The memory changes after the resident keywords' position, at most `?CHANGE_LIMIT`.
+    let text_changes = if paths.keyword && paths.resident_keywords {
+        let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 3].join(", ");
+        format!(
+            " UNION ALL SELECT 'txt', tc.id, tc.seq, tc.content, tc.tags, tc.files, {nulls} FROM ({}) tc",
+            text_changes_from([KEYWORD_SEQ, CHANGE_LIMIT])
+        )
+    } else {
+        String::new()
+    };
     format!(
         "WITH {keyword_ctes}{dense_ctes}{graph_ctes}{adjacency}\
 SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
@@ -297,7 +343,32 @@ UNION ALL \
 SELECT 'graph', id, metric, RANK() OVER (ORDER BY metric DESC) FROM gr\
 ) h CROSS JOIN memories m ON m.id = h.id \
 UNION ALL \
-SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}"
+SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}{text_changes}"
+    )
+}
+
+/// The memory changes after a change-log position, oldest first and at most a limit: id,
+/// position, and the memory's content, tags and related files (stored JSON) when it is live,
+/// which is when the keyword table holds it (NULL content: drop it). `params` numbers the
+/// position and the limit. Every project's memories count: BM25's statistics are the
+/// table's.
+fn text_changes_from([known, limit]: [usize; 2]) -> String {
+    format!(
+        "SELECT c.memory_id AS id, c.seq AS seq, CASE WHEN cm.deprecated = 0 THEN cm.content END \
+AS content, cm.tags AS tags, cm.related_files AS files \
+FROM memory_changes c INDEXED BY idx_memory_changes_seq \
+LEFT JOIN memories cm ON cm.id = c.memory_id WHERE c.seq > ?{known} \
+ORDER BY c.seq LIMIT ?{limit} + 0"
+    )
+}
+
+/// The memory changes alone, as the candidate statement returns them (`kind`, id,
+/// position, content, tags, files), for loading resident keywords ahead of searches:
+/// `?1` the index's position, `?2` the most to return.
+pub(crate) fn text_changes() -> String {
+    format!(
+        "SELECT 'txt', tc.id, tc.seq, tc.content, tc.tags, tc.files FROM ({}) tc",
+        text_changes_from([1, 2])
     )
 }
 

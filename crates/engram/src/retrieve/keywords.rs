@@ -1,0 +1,198 @@
+//! The instance side of resident keywords: which memories a search passes into its
+//! statement with their scores, and how the memory changes the statement returns update
+//! the postings.
+
+use engram_retrieval::keyword_index::{KeywordColumns, KeywordIndex};
+
+use super::resident::CHANGE_BATCH;
+
+/// Memories picked per keyword candidate kept, as FTS5's fast form takes them: the best
+/// `4 × limit` matches are filtered, and when at least `limit` survive they are the
+/// filtered top `limit`.
+pub(super) const KEYWORD_OVERFETCH: usize = 4;
+
+/// An instance's keyword postings and whether they have caught up with the change log.
+#[derive(Debug, Default)]
+pub(crate) struct ResidentKeywords {
+    /// The postings.
+    pub(crate) index: KeywordIndex,
+    /// False until a statement returned fewer changes than [`CHANGE_BATCH`]: the index may
+    /// then miss memories, so searches pick nothing and FTS5 answers.
+    caught_up: bool,
+}
+
+impl ResidentKeywords {
+    /// Applies the changes one statement read after the index's position; a full batch
+    /// means more may be waiting. The log keeps each memory's latest change only, so
+    /// changes at or below the position (from an overlapping, older statement) are skipped.
+    pub(super) fn apply(&mut self, changes: Vec<TextChange>) {
+        self.caught_up = changes.len() < CHANGE_BATCH;
+        let applied = self.index.seq();
+        for change in changes.into_iter().filter(|c| c.seq > applied) {
+            match &change.text {
+                Some(text) => self.index.upsert(
+                    &change.id,
+                    KeywordColumns {
+                        content: &text.content,
+                        tags: &text.tags,
+                        files: &text.files,
+                    },
+                ),
+                None => {
+                    self.index.remove(&change.id);
+                }
+            }
+            self.index.advance_to(change.seq);
+        }
+    }
+}
+
+/// A memory change read with the candidates: the memory's indexed text now, or `None` when
+/// it is no longer in the keyword table (forgotten or deleted).
+pub(super) struct TextChange {
+    pub(super) id: String,
+    pub(super) seq: i64,
+    pub(super) text: Option<IndexedText>,
+}
+
+/// A memory's text as the keyword table holds it.
+pub(super) struct IndexedText {
+    pub(super) content: String,
+    /// Tags joined by spaces.
+    pub(super) tags: String,
+    /// Related files joined by spaces.
+    pub(super) files: String,
+}
+
+impl IndexedText {
+    /// The keyword table's text of a memory from its stored columns (tags and files are JSON
+    /// arrays, written to the table joined by spaces; a value that is not a JSON array of
+    /// strings is taken as written).
+    pub(super) fn from_columns(content: String, tags: &str, files: &str) -> Self {
+        fn joined(json: &str) -> String {
+            serde_json::from_str::<Vec<String>>(json)
+                .map(|items| items.join(" "))
+                .unwrap_or_else(|_| json.to_owned())
+        }
+        IndexedText {
+            content,
+            tags: joined(tags),
+            files: joined(files),
+        }
+    }
+}
+
+/// The memories the resident keywords rank best for one query, with their scores, passed
+/// to the statement; `None` when the index cannot answer (still loading, or a query token
+/// FTS5 would not read as exactly one term) and FTS5 does.
+pub(super) struct KeywordPick {
+    pub(super) scored: Option<Vec<(String, f64)>>,
+    /// The change position of the index the pick came from.
+    pub(super) seq: i64,
+}
+
+impl KeywordPick {
+    /// The pick for a query of `tokens` (the analysis's tokens, whose quoted, OR-ed list is
+    /// the MATCH expression) keeping `limit` keyword candidates. It mirrors the statement's
+    /// FTS5 fast form: the tokens whose stems are in fewer than half the memories (all of
+    /// them if none is), their best [`KEYWORD_OVERFETCH`] × `limit` matches.
+    pub(super) fn from(resident: &ResidentKeywords, tokens: &[String], limit: usize) -> Self {
+        let seq = resident.index.seq();
+        let in_match = tokens
+            .iter()
+            .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_'));
+        // A token of ASCII letters and digits is one FTS5 term, its stem; anything else
+        // (an underscore makes a phrase, other scripts fold) is left to FTS5.
+        let plain = in_match.clone().all(|t| {
+            t.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        });
+        if !resident.caught_up || !plain {
+            return KeywordPick { scored: None, seq };
+        }
+        let stems: Vec<String> = in_match.map(|t| engram_core::porter::stem(t)).collect();
+        let stems: Vec<&str> = stems.iter().map(String::as_str).collect();
+        let query = resident.index.informative(&stems);
+        let scored = resident
+            .index
+            .best(&query, KEYWORD_OVERFETCH * limit)
+            .into_iter()
+            .map(|(id, score)| (id.to_owned(), score))
+            .collect();
+        KeywordPick {
+            scored: Some(scored),
+            seq,
+        }
+    }
+
+    /// No pick, from an index at `seq`: FTS5 answers.
+    pub(super) fn none(seq: i64) -> Self {
+        KeywordPick { scored: None, seq }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn added(id: &str, seq: i64, content: &str) -> TextChange {
+        TextChange {
+            id: id.to_owned(),
+            seq,
+            text: Some(IndexedText::from_columns(content.to_owned(), "[]", "[]")),
+        }
+    }
+
+    #[test]
+    fn tags_and_files_are_joined_as_the_table_has_them() {
+        let text =
+            IndexedText::from_columns("c".into(), r#"["db","lock wait"]"#, r#"["src/a.rs"]"#);
+        assert_eq!(text.tags, "db lock wait");
+        assert_eq!(text.files, "src/a.rs");
+        assert_eq!(
+            IndexedText::from_columns("c".into(), "oops", "").tags,
+            "oops"
+        );
+    }
+
+    #[test]
+    fn a_pick_waits_for_the_index_and_declines_what_fts5_reads_otherwise() {
+        let mut resident = ResidentKeywords::default();
+        let tokens = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        assert!(KeywordPick::from(&resident, &tokens(&["lock"]), 2)
+            .scored
+            .is_none());
+        resident.apply(vec![
+            added("a", 1, "database lock timeout"),
+            added("b", 2, "lock files"),
+            added("c", 3, "unrelated"),
+            added("d", 4, "another row"),
+            added("e", 5, "more rows"),
+            added("f", 6, "rows again"),
+        ]);
+        let pick = KeywordPick::from(&resident, &tokens(&["locks", "timeout"]), 2);
+        assert_eq!(pick.seq, 6);
+        let ids: Vec<&str> = pick
+            .scored
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|s| s.0.as_str())
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+        for declined in [&["max_retries"][..], &["café"]] {
+            assert!(KeywordPick::from(&resident, &tokens(declined), 2)
+                .scored
+                .is_none());
+        }
+        // Removal and an older snapshot arriving late.
+        resident.apply(vec![TextChange {
+            id: "a".into(),
+            seq: 7,
+            text: None,
+        }]);
+        resident.apply(vec![added("a", 3, "database lock timeout")]);
+        assert!(!resident.index.contains("a"));
+        assert_eq!(resident.index.seq(), 7);
+    }
+}
