@@ -1,5 +1,6 @@
 // Search latency in Node on the npm package's wasm and its in-wasm SQLite: keyword + graph
-// paths, then hybrid with the dense path by exact scan and from resident vectors (query
+// paths (FTS5, then resident keywords), then hybrid with the dense path by exact scan and
+// with resident vectors and keywords (query
 // embedding excluded): `node bench/search_wasm.mjs [SIZES] [QUERIES]` (after
 // scripts/build-pkg.sh; default `1000,10000 100`; `BENCH_KEYWORD_ONLY=1` for the first). The corpus and queries follow the native `search_bench` example's
 // recipe (same generator, same seeds), so the two are comparable configuration by
@@ -98,14 +99,23 @@ for (const size of sizes) {
   const memory = await engram.createMemory({ local: true, projectId: `bench-${size}` });
   for (const m of docs) await memory.remember(m);
   await measure(memory, size, "wasm (Node), keyword + graph");
+  {
+    const m = await engram.createMemory({ local: true, projectId: `bench-${size}`, residentKeywords: true });
+    for (const d of docs) await m.remember(d);
+    await m.loadResidentKeywords();
+    await measure(m, size, "wasm (Node), keyword + graph (res.)");
+  }
   if (!hybrid) continue;
   // Each `local` instance is its own in-memory database, so the exact scan and resident
   // vectors get one each, filled with the same memories.
-  for (const [label, residentVectors] of [["wasm (Node), hybrid (exact dense)", false], ["wasm (Node), hybrid (resident)", true]]) {
-    const m = await engram.createMemory({ local: true, projectId: `bench-${size}`, fetch: hashFetch, embedder, residentVectors });
+  for (const [label, residentVectors] of [["wasm (Node), hybrid (exact dense)", false], ["wasm (Node), hybrid (resident, both)", true]]) {
+    const m = await engram.createMemory({ local: true, projectId: `bench-${size}`, fetch: hashFetch, embedder, residentVectors, residentKeywords: residentVectors });
     for (const d of docs) await m.remember(d);
     // The first searches load the resident set (4,096 vectors each); not what later cost.
-    if (residentVectors) for (let i = 0; i <= Math.ceil(size / 4096); i++) await m.search({ text: qs[0] });
+    if (residentVectors) {
+      await m.loadResidentKeywords();
+      for (let i = 0; i <= Math.ceil(size / 4096); i++) await m.search({ text: qs[0] });
+    }
     await measure(m, size, label);
   }
 }

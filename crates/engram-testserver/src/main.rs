@@ -50,13 +50,40 @@ fn main() {
         let addr = listener.local_addr()?;
         println!("ENGRAM_TESTSERVER_URL=http://{addr}");
         std::io::stdout().flush()?;
-        serve(listener, config, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
+        // Stops on a signal; a connection that keeps the graceful shutdown waiting gets 5 s.
+        let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+        let stopping = stop.clone();
+        let served = serve(listener, config, async move { stopping.notified().await });
+        tokio::pin!(served);
+        tokio::select! {
+            result = &mut served => result,
+            _ = shutdown_signal() => {
+                stop.notify_one();
+                tokio::time::timeout(std::time::Duration::from_secs(5), &mut served)
+                    .await
+                    .unwrap_or(Ok(()))
+            }
+        }
     });
     if let Err(e) = result {
         eprintln!("engram-testserver: {e}");
         std::process::exit(1);
     }
+}
+
+/// Resolves on Ctrl-C, or on SIGTERM where there is one (test harnesses stop the server
+/// with it), so the server shuts down gracefully and deletes the database it made.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

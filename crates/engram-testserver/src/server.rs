@@ -134,12 +134,16 @@ impl Drop for TestServer {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-        let _ = std::fs::remove_file(&self.db_path);
-        for suffix in ["-wal", "-shm"] {
-            let mut p = self.db_path.clone().into_os_string();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
-        }
+        remove_db_files(&self.db_path);
+    }
+}
+
+/// Deletes a database file with its `-wal` and `-shm` companions (whichever exist).
+fn remove_db_files(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.to_path_buf().into_os_string();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
     }
 }
 
@@ -160,6 +164,7 @@ pub async fn serve(
     config: ServerConfig,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let config_path_given = config.db_path.is_some();
     let path = config
         .db_path
         .clone()
@@ -185,9 +190,14 @@ pub async fn serve(
         .route("/engram-test/stats", get(stats))
         .with_state(state)
         .layer(axum::middleware::from_fn(cors));
-    axum::serve(listener, app)
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
-        .await
+        .await;
+    // A database the server made up for itself is its own to delete; one it was given is not.
+    if !config_path_given {
+        remove_db_files(&path);
+    }
+    served
 }
 
 /// Lets browser pages on any origin call the server, as libSQL servers do.

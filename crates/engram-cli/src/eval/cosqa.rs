@@ -108,6 +108,7 @@ pub(super) async fn run(
     // Loaded before the timed searches, so none of them pays for the loading.
     let loading = Instant::now();
     let resident = engram.load_resident_vectors().await?;
+    engram.load_resident_keywords().await?;
     if engram.uses_resident_vectors() {
         eprintln!(
             "resident vectors: {resident} loaded in {:.0} ms",

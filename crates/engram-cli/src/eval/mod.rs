@@ -224,14 +224,15 @@ pub(crate) async fn open_memory(
     Ok(Engram::open(db, config, eval_host()).await?)
 }
 
-/// Gives `engram` the model, if there is one, and keeps its vectors in memory, as a
-/// long-lived host would: resident vectors return exactly what the exact scan does. Callers
-/// load them (`Engram::load_resident_vectors`) once the corpus is stored, so no timed
-/// search pays for the loading.
+/// Gives `engram` the model, if there is one, and keeps its vectors and keyword postings in
+/// memory, as a long-lived host would: both return exactly what the statement alone does.
+/// Callers load them (`Engram::load_resident_vectors`, `Engram::load_resident_keywords`)
+/// once the corpus is stored, so no timed search pays for the loading.
 pub(crate) fn with_model(
-    engram: Engram<engram_libsql::LocalDatabase>,
+    mut engram: Engram<engram_libsql::LocalDatabase>,
     embedder: Option<&std::rc::Rc<CachedEmbedder>>,
 ) -> Result<Engram<engram_libsql::LocalDatabase>, CliError> {
+    engram.enable_resident_keywords();
     let Some(embedder) = embedder else {
         return Ok(engram);
     };

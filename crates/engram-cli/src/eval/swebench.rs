@@ -140,6 +140,7 @@ pub(super) async fn run(
                 .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
         }
         engram.load_resident_vectors().await?;
+        engram.load_resident_keywords().await?;
         let seconds = started.elapsed().as_secs_f64();
         index_seconds += seconds;
         eprintln!(
