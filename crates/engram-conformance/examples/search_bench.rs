@@ -10,7 +10,9 @@
 //! and `timings.embed` is subtracted. Latencies are p50 / p95 in milliseconds.
 //! Resident configurations keep vectors and/or keyword postings in memory.
 //! `BENCH_KEYWORD_ONLY=1` runs only the keyword + graph configurations; `BENCH_NO_ANN=1` skips the
-//! libSQL vector index (building it takes minutes at 10K).
+//! libSQL vector index (building it takes minutes at 10K). For profiling:
+//! `BENCH_ONLY=<text>` measures only the configurations whose label contains it, and
+//! `BENCH_DIR=<dir>` keeps the embedded databases there and reuses them when already filled.
 
 use std::cell::Cell;
 use std::time::Instant;
@@ -165,6 +167,25 @@ fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
     let at = |p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize];
     (at(0.5), at(0.95))
+}
+
+/// Whether `BENCH_ONLY` (if set) selects the configuration `label`.
+fn wanted(label: &str) -> bool {
+    std::env::var("BENCH_ONLY").map_or(true, |only| label.contains(&only))
+}
+
+/// Whether `db`, kept in `BENCH_DIR` by an earlier run, already holds `count` memories.
+async fn already_filled(db: &LocalDatabase, count: usize) -> bool {
+    let rows = db
+        .pipeline(&[Statement::new("SELECT count(*) FROM memories")])
+        .await
+        .ok()
+        .and_then(|mut r| r.pop())
+        .and_then(|r| r.ok());
+    let stored = rows
+        .and_then(|r| r.rows.first().and_then(|row| row.first().cloned()))
+        .and_then(|v| v.as_i64("count").ok());
+    stored == Some(count as i64)
 }
 
 async fn fill<D: Database>(engram: &Engram<D>, memories: &[NewMemory]) {
@@ -330,10 +351,13 @@ async fn main() {
     );
     for &size in &sizes {
         let memories = corpus(size, &vocab);
-        let dir =
-            std::env::temp_dir().join(format!("engram-search-bench-{}-{size}", std::process::id()));
+        let kept = std::env::var_os("BENCH_DIR")
+            .map(|d| std::path::PathBuf::from(d).join(size.to_string()));
+        let dir = kept.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("engram-search-bench-{}-{size}", std::process::id()))
+        });
         std::fs::create_dir_all(&dir).expect("temp dir");
-        let _remove_dir = RemoveOnDrop(dir.clone());
+        let _remove_dir = kept.is_none().then(|| RemoveOnDrop(dir.clone()));
 
         eprintln!("  {size}: keyword + graph, embedded libSQL file");
         let db = LocalDatabase::open(dir.join("kw.db").to_str().unwrap())
@@ -342,9 +366,13 @@ async fn main() {
         let engram = Engram::open(&db, EngramConfig::default(), Host::native())
             .await
             .unwrap();
-        fill(&engram, &memories).await;
-        let (p, stages) = measure(&engram, &queries).await;
-        row(size, "native, keyword + graph", p, &stages);
+        if !already_filled(&db, size).await {
+            fill(&engram, &memories).await;
+        }
+        if wanted("native, keyword + graph") {
+            let (p, stages) = measure(&engram, &queries).await;
+            row(size, "native, keyword + graph", p, &stages);
+        }
         let mut resident = Engram::open(&db, EngramConfig::default(), Host::native())
             .await
             .unwrap();
@@ -355,13 +383,15 @@ async fn main() {
             .await
             .expect("load keywords");
         let load = started.elapsed().as_secs_f64() * 1e3;
-        let (p, stages) = measure(&resident, &queries).await;
-        row(
-            size,
-            "native, keyword + graph (resident)",
-            p,
-            &format!("{stages}; loading took {load:.0} ms"),
-        );
+        if wanted("native, keyword + graph (resident)") {
+            let (p, stages) = measure(&resident, &queries).await;
+            row(
+                size,
+                "native, keyword + graph (resident)",
+                p,
+                &format!("{stages}; loading took {load:.0} ms"),
+            );
+        }
         row(
             size,
             "  of which: in-process pick of 80",
@@ -380,9 +410,13 @@ async fn main() {
             .await
             .unwrap()
             .with_embedder(Box::new(HashEmbedder));
-        fill(&engram, &memories).await;
-        let (p, stages) = measure(&engram, &queries).await;
-        row(size, "native, hybrid (exact dense scan)", p, &stages);
+        if !already_filled(&db, size).await {
+            fill(&engram, &memories).await;
+        }
+        if wanted("native, hybrid (exact dense scan)") {
+            let (p, stages) = measure(&engram, &queries).await;
+            row(size, "native, hybrid (exact dense scan)", p, &stages);
+        }
         let mut resident = Engram::open(&db, EngramConfig::default(), Host::native())
             .await
             .unwrap()
@@ -391,27 +425,34 @@ async fn main() {
             .enable_resident_vectors()
             .expect("resident vectors");
         let (load, searches) = load_resident(&resident, &queries[0]).await;
-        let (p, stages) = measure(&resident, &queries).await;
-        row(
-            size,
-            "native, hybrid (resident vectors)",
-            p,
-            &format!("{stages}; loading took {searches} searches, {load:.0} ms"),
-        );
+        if wanted("native, hybrid (resident vectors)") {
+            let (p, stages) = measure(&resident, &queries).await;
+            row(
+                size,
+                "native, hybrid (resident vectors)",
+                p,
+                &format!("{stages}; loading took {searches} searches, {load:.0} ms"),
+            );
+        }
         resident.enable_resident_keywords();
         resident
             .load_resident_keywords()
             .await
             .expect("load keywords");
-        let (p, stages) = measure(&resident, &queries).await;
-        row(size, "native, hybrid (resident, both)", p, &stages);
+        if wanted("native, hybrid (resident, both)") {
+            let (p, stages) = measure(&resident, &queries).await;
+            row(size, "native, hybrid (resident, both)", p, &stages);
+        }
         row(
             size,
             "  of which: in-process pick of 60",
             nearest_only(&memories, &queries).await,
             "",
         );
-        if size <= 10_000 && std::env::var_os("BENCH_NO_ANN").is_none() {
+        if size <= 10_000
+            && std::env::var_os("BENCH_NO_ANN").is_none()
+            && wanted("native, hybrid (libSQL vector index)")
+        {
             let started = Instant::now();
             engram.enable_vector_index().await.expect("vector index");
             let built = started.elapsed().as_secs_f64();
@@ -424,7 +465,7 @@ async fn main() {
             );
         }
 
-        if size <= 10_000 {
+        if size <= 10_000 && wanted("HTTP test server") {
             eprintln!("  {size}: hybrid over HTTP");
             let client = HranaClient::new(CountingTransport::default(), &server.url(), None);
             let project = EngramConfig {
@@ -466,6 +507,9 @@ async fn main() {
         }
 
         let sample = &queries[..queries.len().min(if size >= 100_000 { 5 } else { 20 })];
+        if !wanted("baseline") {
+            continue;
+        }
         row(
             size,
             "baseline: rebuild FTS5 per query",

@@ -129,7 +129,10 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // terms is still found when the rarer terms match fewer than `limit` memories.
     // With resident keywords, the fast form takes their pick instead: the same best
     // 4 × limit matches of the same terms, scored as FTS5 scores them (the index mirrors
-    // the table), so filtering them gives the same rows. The pick counts only when no
+    // the table), so filtering them gives the same rows. The pick arrives best first (score,
+    // then id, as the statement orders them) and the JSON array is the outer loop, so the
+    // first `limit` that pass the filters are the filtered top `limit`: the scan stops
+    // there instead of looking up every picked memory. The pick counts only when no
     // memory changed after the index's position; otherwise FTS5's fast form runs, behind a
     // LIMIT that is 0 when the pick counts.
     let keyword_ctes = if paths.keyword {
@@ -156,7 +159,7 @@ SELECT m.id AS id, p.metric AS metric FROM (\
 SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS metric \
 FROM json_each(?{KEYWORD_PICK}) LIMIT CASE WHEN (SELECT ok FROM kwfresh) THEN -1 ELSE 0 END) p \
 CROSS JOIN memories m ON m.id = p.id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0) \
+WHERE {filter} LIMIT ?{KEYWORD_LIMIT} + 0) \
 UNION ALL SELECT id, metric FROM ({fts_fast})), "
             )
         } else {
