@@ -180,14 +180,17 @@ pub fn match_expression(text: &str) -> Option<String> {
     match_expression_of(&tokenize(text))
 }
 
+/// Whether [`match_expression_of`] keeps `token`: a non-empty run of letters, digits and
+/// underscores.
+pub fn is_match_token(token: &str) -> bool {
+    !token.is_empty() && token.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
 /// Builds the MATCH expression from tokens made by [`tokenize`] or [`token_counts`];
 /// anything that is not a run of letters, digits and underscores is dropped, so the result
 /// is safe whatever the caller passes.
 pub fn match_expression_of(tokens: &[String]) -> Option<String> {
-    let tokens: Vec<&String> = tokens
-        .iter()
-        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_'))
-        .collect();
+    let tokens: Vec<&String> = tokens.iter().filter(|t| is_match_token(t)).collect();
     if tokens.is_empty() {
         return None;
     }

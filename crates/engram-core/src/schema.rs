@@ -228,13 +228,18 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
-/// A trigger body that moves memory `$id` to the end of the memory change log.
-macro_rules! log_memory_change {
-    ($id:literal) => {
+/// A trigger body that moves memory `$id` to the end of the change log `$log` (a table of
+/// `memory_id` and `seq`).
+macro_rules! log_change {
+    ($log:literal, $id:literal) => {
         concat!(
-            "BEGIN INSERT OR REPLACE INTO memory_changes (memory_id, seq) VALUES (",
+            "BEGIN INSERT OR REPLACE INTO ",
+            $log,
+            " (memory_id, seq) VALUES (",
             $id,
-            ", (SELECT coalesce(max(seq), 0) + 1 FROM memory_changes)); END"
+            ", (SELECT coalesce(max(seq), 0) + 1 FROM ",
+            $log,
+            ")); END"
         )
     };
 }
@@ -254,16 +259,16 @@ const MEMORY_CHANGES: &[&str] = &[
 SELECT id, ROW_NUMBER() OVER (ORDER BY rowid) FROM memories",
     concat!(
         "CREATE TRIGGER IF NOT EXISTS memory_changes_insert AFTER INSERT ON memories ",
-        log_memory_change!("new.id")
+        log_change!("memory_changes", "new.id")
     ),
     concat!(
         "CREATE TRIGGER IF NOT EXISTS memory_changes_update AFTER UPDATE OF content, tags, ",
         "related_files, deprecated ON memories ",
-        log_memory_change!("new.id")
+        log_change!("memory_changes", "new.id")
     ),
     concat!(
         "CREATE TRIGGER IF NOT EXISTS memory_changes_delete AFTER DELETE ON memories ",
-        log_memory_change!("old.id")
+        log_change!("memory_changes", "old.id")
     ),
 ];
 
@@ -294,17 +299,6 @@ WHERE a.file_path <> b.file_path GROUP BY e.project_id, a.file_path, b.file_path
 WHERE stale_at IS NOT NULL",
 ];
 
-/// A trigger body that moves memory `$id` to the end of the embedding change log.
-macro_rules! log_embedding_change {
-    ($id:literal) => {
-        concat!(
-            "BEGIN INSERT OR REPLACE INTO embedding_changes (memory_id, seq) VALUES (",
-            $id,
-            ", (SELECT coalesce(max(seq), 0) + 1 FROM embedding_changes)); END"
-        )
-    };
-}
-
 /// Version 6: a change log of stored vectors, so an instance that keeps vectors in memory
 /// learns, in the same statement as a search, what any writer changed since it last looked.
 /// One row per memory whose vector was ever written or whose memory was forgotten or
@@ -320,20 +314,20 @@ const EMBEDDING_CHANGES: &[&str] = &[
 SELECT memory_id, ROW_NUMBER() OVER (ORDER BY rowid) FROM memory_embeddings",
     concat!(
         "CREATE TRIGGER IF NOT EXISTS embedding_changes_insert AFTER INSERT ON memory_embeddings ",
-        log_embedding_change!("new.memory_id")
+        log_change!("embedding_changes", "new.memory_id")
     ),
     concat!(
         "CREATE TRIGGER IF NOT EXISTS embedding_changes_update AFTER UPDATE ON memory_embeddings ",
-        log_embedding_change!("new.memory_id")
+        log_change!("embedding_changes", "new.memory_id")
     ),
     concat!(
         "CREATE TRIGGER IF NOT EXISTS embedding_changes_delete AFTER DELETE ON memory_embeddings ",
-        log_embedding_change!("old.memory_id")
+        log_change!("embedding_changes", "old.memory_id")
     ),
     concat!(
         "CREATE TRIGGER IF NOT EXISTS embedding_changes_deprecated AFTER UPDATE OF deprecated ",
         "ON memories WHEN old.deprecated IS NOT new.deprecated ",
-        log_embedding_change!("new.id")
+        log_change!("embedding_changes", "new.id")
     ),
 ];
 

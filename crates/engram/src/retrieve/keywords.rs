@@ -100,7 +100,7 @@ impl KeywordPick {
         let seq = resident.index.seq();
         let in_match = tokens
             .iter()
-            .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_'));
+            .filter(|t| engram_core::query::is_match_token(t));
         // A token of ASCII letters and digits is one FTS5 term, its stem; anything else
         // (an underscore makes a phrase, other scripts fold) is left to FTS5.
         let plain = in_match.clone().all(|t| {

@@ -281,26 +281,28 @@ impl<D: Database> Engram<D> {
         let (Some(resident), Some(embedding)) = (&self.resident, &self.embedding) else {
             return Ok(0);
         };
-        loop {
-            let seq = resident.borrow().set.seq();
-            let statement = Statement::with_params(
-                sql::vector_changes(),
-                vec![
-                    Value::from(self.config.project_id.as_str()),
-                    Value::from(embedding.model_id()),
-                    Value::Integer(embedding.dims() as i64),
-                    Value::Integer(seq),
-                    Value::Integer(resident::CHANGE_BATCH as i64),
-                ],
-            );
-            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
-            let changes = decode_candidates(&rows)?.vector_changes;
-            let more = changes.len() >= resident::CHANGE_BATCH;
-            resident.borrow_mut().apply(changes);
-            if !more {
-                return Ok(resident.borrow().set.len());
-            }
-        }
+        self.load_changes(
+            |seq| {
+                Statement::with_params(
+                    sql::vector_changes(),
+                    vec![
+                        Value::from(self.config.project_id.as_str()),
+                        Value::from(embedding.model_id()),
+                        Value::Integer(embedding.dims() as i64),
+                        Value::Integer(seq),
+                        Value::Integer(resident::CHANGE_BATCH as i64),
+                    ],
+                )
+            },
+            || resident.borrow().set.seq(),
+            |decoded| {
+                let count = decoded.vector_changes.len();
+                resident.borrow_mut().apply(decoded.vector_changes);
+                count
+            },
+        )
+        .await?;
+        Ok(resident.borrow().set.len())
     }
 
     /// Loads the resident keywords now, 4,096 memories per round trip, instead of over the
@@ -312,21 +314,40 @@ impl<D: Database> Engram<D> {
         let Some(resident) = &self.resident_keywords else {
             return Ok(0);
         };
+        self.load_changes(
+            |seq| {
+                Statement::with_params(
+                    sql::text_changes(),
+                    vec![
+                        Value::Integer(seq),
+                        Value::Integer(resident::CHANGE_BATCH as i64),
+                    ],
+                )
+            },
+            || resident.borrow().index.seq(),
+            |decoded| {
+                let count = decoded.text_changes.len();
+                resident.borrow_mut().apply(decoded.text_changes);
+                count
+            },
+        )
+        .await?;
+        Ok(resident.borrow().index.len())
+    }
+
+    /// Reads a change log from the position `seq` reports on, one batch of at most
+    /// [`resident::CHANGE_BATCH`] per round trip (`statement` for a position), handing each
+    /// to `apply` (which returns how many changes it held), until a batch comes short.
+    async fn load_changes(
+        &self,
+        statement: impl Fn(i64) -> Statement,
+        seq: impl Fn() -> i64,
+        mut apply: impl FnMut(Decoded) -> usize,
+    ) -> Result<(), EngramError> {
         loop {
-            let seq = resident.borrow().index.seq();
-            let statement = Statement::with_params(
-                sql::text_changes(),
-                vec![
-                    Value::Integer(seq),
-                    Value::Integer(resident::CHANGE_BATCH as i64),
-                ],
-            );
-            let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
-            let changes = decode_candidates(&rows)?.text_changes;
-            let more = changes.len() >= resident::CHANGE_BATCH;
-            resident.borrow_mut().apply(changes);
-            if !more {
-                return Ok(resident.borrow().index.len());
+            let rows = first_rows(self.db.pipeline(&[statement(seq())]).await?)?;
+            if apply(decode_candidates(&rows)?) < resident::CHANGE_BATCH {
+                return Ok(());
             }
         }
     }
@@ -529,7 +550,7 @@ fn dense_limit(query: &SearchQuery) -> u32 {
 fn term_stems(tokens: &[String]) -> Value {
     let pairs: Vec<(&str, Option<String>)> = tokens
         .iter()
-        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .filter(|t| engram_core::query::is_match_token(t))
         .map(|t| {
             let single = t.chars().all(|c| c.is_alphanumeric());
             (t.as_str(), single.then(|| engram_core::porter::stem(t)))
