@@ -6,6 +6,7 @@ use common::{nonce, temp_db, API_VECTORS};
 use engram::{Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_libsql::LocalDatabase;
+use engram_store::{Database, Statement, Value};
 
 #[tokio::test]
 async fn storage_suite_passes_on_the_embedded_file() {
@@ -24,6 +25,25 @@ async fn api_vectors_pass_on_the_embedded_file() {
     .await
     .unwrap();
     assert!(steps > 30, "only {steps} steps ran");
+}
+
+#[tokio::test]
+async fn a_file_opens_in_wal_mode_with_its_pages_mapped() {
+    let path = temp_db("pragmas");
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    let read = |sql: &'static str| {
+        let db = &db;
+        async move {
+            let mut results = db.pipeline(&[Statement::new(sql)]).await.unwrap();
+            results.remove(0).unwrap().rows[0][0].clone()
+        }
+    };
+    assert_eq!(read("PRAGMA journal_mode").await, Value::Text("wal".into()));
+    // A build of SQLite whose mapping limit is lower would answer with that limit.
+    assert_eq!(
+        read("PRAGMA mmap_size").await,
+        Value::Integer(engram_libsql::MMAP_BYTES as i64)
+    );
 }
 
 #[tokio::test]

@@ -106,6 +106,13 @@ fn open_flags() -> libsql::OpenFlags {
         | libsql::OpenFlags::from_bits_retain(libsql::ffi::SQLITE_OPEN_NOMUTEX)
 }
 
+/// How much of a database file SQLite maps into memory (`PRAGMA mmap_size`). Mapped pages
+/// are read in place rather than copied in by one `read` call each; a hybrid search touches
+/// a few hundred pages scattered over the file (its picked memories, their vectors, graph
+/// rows), and at 10K memories those calls were a sixth of its time (1.79 to 1.52 ms p50).
+/// The mapping takes address space, not memory; past this size the file is read as before.
+pub const MMAP_BYTES: u64 = 1 << 30;
+
 impl LocalDatabase {
     /// Opens (creating if needed) the database file at `path`; `":memory:"` opens a private
     /// in-memory database.
@@ -129,11 +136,12 @@ impl LocalDatabase {
             }),
         };
         if path != ":memory:" {
-            // WAL lets readers in other processes proceed during a write.
+            // WAL lets readers in other processes proceed during a write; see [`MMAP_BYTES`].
             local
                 .pipeline(&[
                     Statement::new("PRAGMA journal_mode = WAL"),
                     Statement::new("PRAGMA synchronous = NORMAL"),
+                    Statement::new(format!("PRAGMA mmap_size = {MMAP_BYTES}")),
                 ])
                 .await?
                 .into_iter()

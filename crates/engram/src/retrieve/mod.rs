@@ -19,7 +19,7 @@ use engram_store::{Database, Rows, Statement, StoreError, Value};
 pub(crate) use self::keywords::ResidentKeywords;
 use self::keywords::{IndexedText, KeywordPick, TextChange};
 pub(crate) use self::resident::Resident;
-use self::resident::{DensePick, VectorChange};
+use self::resident::{DensePick, PickSize, VectorChange};
 use self::sql::{param, DenseSource, Paths};
 use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::row::memory_from_row;
@@ -366,7 +366,7 @@ impl<D: Database> Engram<D> {
             (DenseSource::Resident, Some(v), Some(resident)) => Some(DensePick::from(
                 &resident.borrow(),
                 v,
-                dense_limit(query) as usize,
+                PickSize::for_query(query, dense_limit(query) as usize),
             )),
             _ => None,
         };

@@ -4,10 +4,13 @@
 use engram_retrieval::resident::{VectorSet, SIMILARITY_ERROR};
 use engram_store::Value;
 
-/// Ids picked from the resident vectors per dense candidate kept: when fewer than half of
-/// them pass the filters and reach the floor (see [`DensePick::floor`]), the statement runs
-/// its exact scan. Re-scoring a pick reads its stored vector (two pages at 384 dimensions):
-/// at 10K memories a 4× pick made a hybrid search 0.8 ms slower in wasm (Node) than 2×.
+use crate::SearchQuery;
+
+/// Ids picked from the resident vectors per dense candidate kept when the query filters
+/// beyond its project: when fewer than half of them pass the filters and reach the floor
+/// (see [`DensePick::floor`]), the statement runs its exact scan. Re-scoring a pick reads
+/// its stored vector (two pages at 384 dimensions): at 10K memories a 4× pick made a hybrid
+/// search 0.8 ms slower in wasm (Node) than 2×.
 pub(super) const RESIDENT_OVERFETCH: usize = 2;
 
 /// The most ids picked per dense candidate kept, when a plateau of near-equal similarities
@@ -56,16 +59,50 @@ pub(super) struct DensePick {
     pub(super) seq: i64,
 }
 
+/// How many ids a pick takes: `base`, then on while the similarities stay within twice the
+/// bound of the `keep`-th (see [`DensePick::from`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PickSize {
+    /// The leading picks that must reach the floor for the pick to count.
+    pub(super) keep: usize,
+    /// The ids picked before the plateau rule.
+    pub(super) base: usize,
+}
+
+impl PickSize {
+    /// The pick for the best `limit` of `query`. A query that filters only by project and
+    /// excluded ids passes every picked id (the set holds the project's live memories; one
+    /// changed since, the statement sees and re-checks), bar the excluded: `limit` more than
+    /// those is enough, half of the [`RESIDENT_OVERFETCH`] pick. Other filters may drop any
+    /// pick, so those queries overfetch.
+    pub(super) fn for_query(query: &SearchQuery, limit: usize) -> Self {
+        let narrowed = !query.types.is_empty()
+            || !query.files.is_empty()
+            || !query.modules.is_empty()
+            || !query.scopes.is_empty()
+            || query.min_confidence.is_some_and(|c| c > 0.0);
+        if narrowed {
+            PickSize {
+                keep: limit,
+                base: RESIDENT_OVERFETCH * limit,
+            }
+        } else {
+            let keep = limit + query.exclude_ids.len();
+            PickSize { keep, base: keep }
+        }
+    }
+}
+
 impl DensePick {
-    /// The ids of `resident` to re-score for the best `limit` for `query`; none while it is
-    /// catching up. That is [`RESIDENT_OVERFETCH`] × `limit` ids, or more (up to
-    /// [`RESIDENT_PICK_CAP`] × `limit`) when the similarities near the last of them are
-    /// within twice the bound of the `limit`-th: the pick then runs on until one is not, so
-    /// the best `limit` reach the floor whatever the rounding (else many near-duplicate
-    /// memories would send the statement to its exact scan).
-    pub(super) fn from(resident: &Resident, query: &[f32], limit: usize) -> Self {
+    /// The ids of `resident` to re-score for `size` (see [`PickSize`]); none while it is
+    /// catching up. That is `size.base` ids, or more (up to [`RESIDENT_PICK_CAP`] ×
+    /// `size.keep`) when the similarities near the last of them are within twice the bound
+    /// of the `keep`-th: the pick then runs on until one is not, so the best `keep` reach
+    /// the floor whatever the rounding (else near-equal similarities would send the
+    /// statement to its exact scan).
+    pub(super) fn from(resident: &Resident, query: &[f32], size: PickSize) -> Self {
         if resident.caught_up {
-            Self::from_set(&resident.set, query, limit)
+            Self::from_set(&resident.set, query, size)
         } else {
             Self::none(resident.set.seq())
         }
@@ -80,10 +117,9 @@ impl DensePick {
         }
     }
 
-    fn from_set(set: &VectorSet, query: &[f32], limit: usize) -> Self {
-        let base = RESIDENT_OVERFETCH * limit;
-        let mut nearest = set.nearest(query, RESIDENT_PICK_CAP * limit);
-        if let Some(&(_, kth)) = limit.checked_sub(1).and_then(|i| nearest.get(i)) {
+    fn from_set(set: &VectorSet, query: &[f32], PickSize { keep, base }: PickSize) -> Self {
+        let mut nearest = set.nearest(query, (RESIDENT_PICK_CAP * keep).max(base));
+        if let Some(&(_, kth)) = keep.checked_sub(1).and_then(|i| nearest.get(i)) {
             let clear = nearest
                 .iter()
                 .enumerate()
@@ -154,6 +190,14 @@ fn apply_changes(set: &mut VectorSet, changes: Vec<VectorChange>) {
 mod tests {
     use super::*;
 
+    /// The pick of a query that filters beyond its project.
+    fn overfetched(limit: usize) -> PickSize {
+        PickSize {
+            keep: limit,
+            base: RESIDENT_OVERFETCH * limit,
+        }
+    }
+
     fn change(id: &str, seq: i64, vector: Option<[f32; 2]>) -> VectorChange {
         VectorChange {
             id: id.to_owned(),
@@ -190,12 +234,14 @@ mod tests {
     fn a_set_catching_up_picks_nothing_until_a_batch_comes_short() {
         let mut resident = Resident::new(2);
         let query = [1.0, 0.0];
-        assert!(DensePick::from(&resident, &query, 2).ids.is_empty());
+        assert!(DensePick::from(&resident, &query, overfetched(2))
+            .ids
+            .is_empty());
         let batch: Vec<VectorChange> = (0..CHANGE_BATCH)
             .map(|i| change(&format!("m{i}"), i as i64 + 1, Some([1.0, i as f32])))
             .collect();
         resident.apply(batch);
-        let pick = DensePick::from(&resident, &query, 2);
+        let pick = DensePick::from(&resident, &query, overfetched(2));
         assert!(pick.ids.is_empty(), "a full batch: more may be waiting");
         assert_eq!(pick.seq, CHANGE_BATCH as i64);
         resident.apply(vec![change(
@@ -203,12 +249,15 @@ mod tests {
             CHANGE_BATCH as i64 + 1,
             Some([1.0, 0.0]),
         )]);
-        let pick = DensePick::from(&resident, &query, 2);
+        let pick = DensePick::from(&resident, &query, overfetched(2));
         assert_eq!(pick.ids[..2], ["last", "m0"]);
         assert_eq!(resident.set.len(), CHANGE_BATCH + 1);
         // No changes at all is a short batch too.
         resident.apply(Vec::new());
-        assert_eq!(DensePick::from(&resident, &query, 2).ids.len(), 4);
+        assert_eq!(
+            DensePick::from(&resident, &query, overfetched(2)).ids.len(),
+            4
+        );
     }
 
     #[test]
@@ -218,7 +267,7 @@ mod tests {
             set.upsert(&format!("m{i}"), v).unwrap();
         }
         let query = [1.0, 0.0];
-        let full = DensePick::from_set(&set, &query, 1);
+        let full = DensePick::from_set(&set, &query, overfetched(1));
         assert_eq!(full.ids, ["m0", "m1"]);
         // m1's stored components are rounded, so its similarity is near 0.6; a vector left
         // out could score up to the bound more than that, exactly.
@@ -229,7 +278,7 @@ mod tests {
             Value::Float(f64::from(last + SIMILARITY_ERROR))
         );
         // The whole set picked: a new vector anywhere may enter, so no floor holds.
-        let whole = DensePick::from_set(&set, &query, 3);
+        let whole = DensePick::from_set(&set, &query, overfetched(3));
         assert_eq!(whole.floor_param(), Value::Float(BELOW_EVERY_SIMILARITY));
         assert_eq!(DensePick::none(3).floor_param(), Value::Null);
     }
@@ -247,7 +296,7 @@ mod tests {
             set.upsert(&format!("far{i}"), &[0.5, 0.866_025_4]).unwrap();
         }
         let query = [1.0, 0.0];
-        let pick = DensePick::from_set(&set, &query, 4);
+        let pick = DensePick::from_set(&set, &query, overfetched(4));
         // The pick runs through the copies to the first far memory, whose similarity
         // (plus the bound) is the floor every copy clears.
         assert_eq!(pick.ids.len(), 21);
@@ -262,14 +311,54 @@ mod tests {
                 .upsert(&format!("m{i:02}"), &[angle.cos(), angle.sin()])
                 .unwrap();
         }
-        assert_eq!(DensePick::from_set(&spread, &query, 4).ids.len(), 8);
+        assert_eq!(
+            DensePick::from_set(&spread, &query, overfetched(4))
+                .ids
+                .len(),
+            8
+        );
         // A plateau past the cap stops at the cap.
         let mut flat = VectorSet::new(2);
         for i in 0..100 {
             flat.upsert(&format!("c{i:03}"), &[1.0, 0.0]).unwrap();
         }
-        let capped = DensePick::from_set(&flat, &query, 4);
+        let capped = DensePick::from_set(&flat, &query, overfetched(4));
         assert_eq!(capped.ids.len(), RESIDENT_PICK_CAP * 4);
         assert!(capped.floor.is_finite());
+    }
+
+    #[test]
+    fn a_query_filtered_by_project_alone_picks_its_limit_plus_exclusions() {
+        let mut query = SearchQuery::new("locks");
+        assert_eq!(
+            PickSize::for_query(&query, 30),
+            PickSize { keep: 30, base: 30 }
+        );
+        query.exclude_ids = vec!["a".into(), "b".into()];
+        query.min_confidence = Some(0.0);
+        assert_eq!(
+            PickSize::for_query(&query, 30),
+            PickSize { keep: 32, base: 32 }
+        );
+        query.min_confidence = Some(0.5);
+        assert_eq!(PickSize::for_query(&query, 30), overfetched(30));
+        let mut typed = SearchQuery::new("locks");
+        typed.types = vec![crate::MemoryType::Gotcha];
+        assert_eq!(PickSize::for_query(&typed, 30), overfetched(30));
+
+        // Without overfetch, the floor still lies below every kept pick: the pick runs to
+        // the first similarity more than twice the bound under the last kept one.
+        // Similarities 0.1 rad apart differ by far more than twice the bound past the third.
+        let mut spread = VectorSet::new(2);
+        for i in 0..30 {
+            let angle = i as f32 * 0.1;
+            spread
+                .upsert(&format!("m{i:02}"), &[angle.cos(), angle.sin()])
+                .unwrap();
+        }
+        let pick = DensePick::from_set(&spread, &[1.0, 0.0], PickSize { keep: 4, base: 4 });
+        assert_eq!(pick.ids, ["m00", "m01", "m02", "m03", "m04"]);
+        let fourth = spread.nearest(&[1.0, 0.0], 4)[3].1;
+        assert!(pick.floor <= fourth - SIMILARITY_ERROR);
     }
 }
