@@ -104,6 +104,10 @@ fn queries(corpus: &[NewMemory]) -> Vec<String> {
             "PathWeights::for_type identifier queries",
             "npm test command",
             "cache plein réservations",
+            "RÉSERVATIONS Échouent",
+            "erschöpft Datenbankpool hängen",
+            "кэш деплое",
+            "Reciprocal RANK Fusion",
             "xylophone zeppelin",
         ]
         .map(String::from),

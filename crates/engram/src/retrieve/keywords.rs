@@ -82,6 +82,17 @@ impl IndexedText {
     }
 }
 
+/// The one term FTS5 searches for a quoted query token (folded as `unicode61` folds it,
+/// then stemmed), or `None` when it reads the token as a phrase of several terms, or of none.
+pub(super) fn single_term(token: &str) -> Option<String> {
+    let mut terms = Vec::with_capacity(1);
+    engram_core::fts_terms::for_each_term(token, |t| terms.push(t.to_owned()));
+    match terms.len() {
+        1 => terms.pop(),
+        _ => None,
+    }
+}
+
 /// The memories the resident keywords rank best for one query, with their scores, passed
 /// to the statement; `None` when the index cannot answer (still loading, or a query token
 /// FTS5 would not read as exactly one term) and FTS5 does.
@@ -98,21 +109,18 @@ impl KeywordPick {
     /// them if none is), their best [`KEYWORD_OVERFETCH`] × `limit` matches.
     pub(super) fn from(resident: &ResidentKeywords, tokens: &[String], limit: usize) -> Self {
         let seq = resident.index.seq();
-        let in_match = tokens
+        // A phrase (`max_retries` reads as `max retries`) needs term positions, which the
+        // index does not keep: FTS5 answers such a query.
+        let terms: Option<Vec<String>> = tokens
             .iter()
-            .filter(|t| engram_core::query::is_match_token(t));
-        // A token of ASCII letters and digits is one FTS5 term, its stem; anything else
-        // (an underscore makes a phrase, other scripts fold) is left to FTS5.
-        let plain = in_match.clone().all(|t| {
-            t.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        });
-        if !resident.caught_up || !plain {
+            .filter(|t| engram_core::query::is_match_token(t))
+            .map(|t| single_term(t))
+            .collect();
+        let Some(terms) = terms.filter(|_| resident.caught_up) else {
             return KeywordPick { scored: None, seq };
-        }
-        let stems: Vec<String> = in_match.map(|t| engram_core::porter::stem(t)).collect();
-        let stems: Vec<&str> = stems.iter().map(String::as_str).collect();
-        let query = resident.index.informative(&stems);
+        };
+        let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let query = resident.index.informative(&terms);
         let scored = resident
             .index
             .best(&query, KEYWORD_OVERFETCH * limit)
@@ -180,19 +188,25 @@ mod tests {
             .map(|s| s.0.as_str())
             .collect();
         assert_eq!(ids, ["a", "b"]);
-        for declined in [&["max_retries"][..], &["café"]] {
+        // A phrase is left to FTS5; a token of another script is one folded term.
+        for declined in [&["max_retries"][..], &["lock", "max_retries"]] {
             assert!(KeywordPick::from(&resident, &tokens(declined), 2)
                 .scored
                 .is_none());
         }
+        resident.apply(vec![added("g", 7, "Réservations au café")]);
+        let pick = KeywordPick::from(&resident, &tokens(&["CAFÉ", "réservation"]), 2);
+        assert_eq!(pick.scored.unwrap()[0].0, "g");
+        assert_eq!(single_term("Réservations").as_deref(), Some("reserv"));
+        assert_eq!(single_term("\u{301}"), None);
         // Removal and an older snapshot arriving late.
         resident.apply(vec![TextChange {
             id: "a".into(),
-            seq: 7,
+            seq: 8,
             text: None,
         }]);
         resident.apply(vec![added("a", 3, "database lock timeout")]);
         assert!(!resident.index.contains("a"));
-        assert_eq!(resident.index.seq(), 7);
+        assert_eq!(resident.index.seq(), 8);
     }
 }

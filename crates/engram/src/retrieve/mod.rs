@@ -544,17 +544,15 @@ fn dense_limit(query: &SearchQuery) -> u32 {
     query.limit.max(sql::DENSE_CANDIDATES)
 }
 
-/// `[[token, stem], …]` for the keyword tokens that reach the MATCH: the stem under which
-/// FTS5's Porter tokenizer indexes a single-term token, or null for a token FTS5 reads as a
-/// phrase (`max_retries` is `max retries`), whose frequency is not looked up.
+/// `[[token, stem], …]` for the keyword tokens that reach the MATCH: the term under which
+/// FTS5's `porter unicode61` tokenizer indexes a single-term token (folded and stemmed), or
+/// null for a token FTS5 reads as a phrase (`max_retries` is `max retries`), whose frequency
+/// is not looked up.
 fn term_stems(tokens: &[String]) -> Value {
     let pairs: Vec<(&str, Option<String>)> = tokens
         .iter()
         .filter(|t| engram_core::query::is_match_token(t))
-        .map(|t| {
-            let single = t.chars().all(|c| c.is_alphanumeric());
-            (t.as_str(), single.then(|| engram_core::porter::stem(t)))
-        })
+        .map(|t| (t.as_str(), keywords::single_term(t)))
         .collect();
     Value::from(serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()))
 }
