@@ -3,7 +3,7 @@
 //! end-to-end tests only see its effect through the pick, which the statement re-scores.
 #![cfg(all(target_family = "wasm", target_os = "unknown"))]
 
-use engram_retrieval::resident::{similarity, VectorSet, SIMILARITY_ERROR};
+use engram_retrieval::resident::{similarity, VectorSet};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 /// Deterministic pseudo-random floats in [-0.5, 0.5) (a linear congruential sequence).
@@ -56,10 +56,10 @@ fn simd_nearest_holds_the_f64_top_within_the_bound() {
             .collect();
         want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let got = set.nearest(&query, 20);
-        let bound = f64::from(SIMILARITY_ERROR);
+        let bound = f64::from(set.similarity_error());
         let exact_of = |id: &str| want.iter().find(|(_, w)| w == id).map(|(s, _)| *s).unwrap();
-        // The stored vectors are bfloat16: each similarity is within the bound of the
-        // exact one, so the pick holds every vector that beats the exact 20th by twice the
+        // The stored vectors are 16-bit fixed point, scanned in two byte planes: each
+        // similarity is within the bound of the exact one, so the pick holds every vector that beats the exact 20th by twice the
         // bound, and nothing below it by more.
         let twentieth = want[19].0;
         for (id, score) in &got {
@@ -68,6 +68,23 @@ fn simd_nearest_holds_the_f64_top_within_the_bound() {
         }
         for (score, id) in want.iter().filter(|(s, _)| *s > twentieth + 2.0 * bound) {
             assert!(got.iter().any(|(g, _)| g == id), "{id} ({score}) missing");
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn simd_pruned_scan_keeps_every_row_of_the_full_top() {
+    // Odd lengths exercise the 16-byte chunks and their tails.
+    for dims in [7, 17, 33, 384] {
+        let mut set = VectorSet::new(dims);
+        for i in 0..200 {
+            set.upsert(&format!("m{i:03}"), &vector(i, dims))
+                .expect("dims");
+        }
+        let query = vector(777, dims);
+        let everything = set.nearest(&query, set.len());
+        for k in [1, 10, 60] {
+            assert_eq!(set.nearest(&query, k), everything[..k], "dims {dims} k {k}");
         }
     }
 }

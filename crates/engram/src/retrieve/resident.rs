@@ -1,7 +1,7 @@
 //! The instance side of resident vectors: which ids a search passes into its statement, and
 //! how the vector changes the statement returns update the set.
 
-use engram_retrieval::resident::{VectorSet, SIMILARITY_ERROR};
+use engram_retrieval::resident::VectorSet;
 use engram_store::Value;
 
 use crate::SearchQuery;
@@ -53,7 +53,7 @@ impl Resident {
 pub(super) struct DensePick {
     pub(super) ids: Vec<String>,
     /// When the pick is full, the lowest similarity picked plus the set's
-    /// [`SIMILARITY_ERROR`]: no vector left out scores above it exactly. Else −∞.
+    /// [`VectorSet::similarity_error`]: no vector left out scores above it exactly. Else −∞.
     pub(super) floor: f32,
     /// The change position of the set the pick came from.
     pub(super) seq: i64,
@@ -118,19 +118,32 @@ impl DensePick {
     }
 
     fn from_set(set: &VectorSet, query: &[f32], PickSize { keep, base }: PickSize) -> Self {
-        let mut nearest = set.nearest(query, (RESIDENT_PICK_CAP * keep).max(base));
-        if let Some(&(_, kth)) = keep.checked_sub(1).and_then(|i| nearest.get(i)) {
-            let clear = nearest
+        let error = set.similarity_error();
+        let cap = (RESIDENT_PICK_CAP * keep).max(base);
+        // Where the pick ends: past `base`, at the first similarity more than twice the
+        // bound under the `keep`-th (None: no such similarity among these).
+        let plateau_end = |nearest: &[(&str, f32)]| -> Option<usize> {
+            let kth = nearest.get(keep.checked_sub(1)?)?.1;
+            nearest
                 .iter()
                 .enumerate()
                 .skip(base.saturating_sub(1))
-                .find(|(_, (_, score))| *score <= kth - 2.0 * SIMILARITY_ERROR)
-                .map(|(i, _)| i + 1);
-            nearest.truncate(clear.unwrap_or(nearest.len()));
+                .find(|(_, (_, score))| *score <= kth - 2.0 * error)
+                .map(|(i, _)| i + 1)
+        };
+        // Most picks end soon after `base`: ask for twice that first, and for the cap only
+        // when a plateau runs past it (the scan costs the same; ranking 240 rows does not).
+        let asked = (2 * base).min(cap);
+        let mut nearest = set.nearest(query, asked);
+        if plateau_end(&nearest).is_none() && asked < cap && nearest.len() == asked {
+            nearest = set.nearest(query, cap);
+        }
+        if let Some(end) = plateau_end(&nearest) {
+            nearest.truncate(end);
         }
         // A pick of the whole set has no floor: a new vector anywhere may enter.
         let floor = match nearest.last() {
-            Some((_, score)) if nearest.len() < set.len() => *score + SIMILARITY_ERROR,
+            Some((_, score)) if nearest.len() < set.len() => *score + error,
             _ => f32::NEG_INFINITY,
         };
         DensePick {
@@ -272,10 +285,10 @@ mod tests {
         // m1's stored components are rounded, so its similarity is near 0.6; a vector left
         // out could score up to the bound more than that, exactly.
         let last = set.nearest(&query, 2)[1].1;
-        assert!((last - 0.6).abs() <= SIMILARITY_ERROR && last != 0.6);
+        assert!((last - 0.6).abs() <= set.similarity_error() && last != 0.6);
         assert_eq!(
             full.floor_param(),
-            Value::Float(f64::from(last + SIMILARITY_ERROR))
+            Value::Float(f64::from(last + set.similarity_error()))
         );
         // The whole set picked: a new vector anywhere may enter, so no floor holds.
         let whole = DensePick::from_set(&set, &query, overfetched(3));
@@ -301,8 +314,8 @@ mod tests {
         // (plus the bound) is the floor every copy clears.
         assert_eq!(pick.ids.len(), 21);
         assert!(pick.ids[..20].iter().all(|id| id.starts_with("dup")));
-        assert!((pick.floor - (0.5 + SIMILARITY_ERROR)).abs() <= SIMILARITY_ERROR);
-        assert!(pick.floor < 0.9 - SIMILARITY_ERROR);
+        assert!((pick.floor - (0.5 + set.similarity_error())).abs() <= set.similarity_error());
+        assert!(pick.floor < 0.9 - set.similarity_error());
         // Without a plateau the pick stays at the overfetch.
         let mut spread = VectorSet::new(2);
         for i in 0..30 {
@@ -359,6 +372,6 @@ mod tests {
         let pick = DensePick::from_set(&spread, &[1.0, 0.0], PickSize { keep: 4, base: 4 });
         assert_eq!(pick.ids, ["m00", "m01", "m02", "m03", "m04"]);
         let fourth = spread.nearest(&[1.0, 0.0], 4)[3].1;
-        assert!(pick.floor <= fourth - SIMILARITY_ERROR);
+        assert!(pick.floor <= fourth - spread.similarity_error());
     }
 }
