@@ -262,6 +262,16 @@ fn fixed_point(unit: &[f32]) -> (f32, Vec<i16>) {
 mod tests {
     use super::*;
 
+    /// Deterministic pseudo-random floats in [-0.5, 0.5) (a linear congruential sequence).
+    fn uniform(mut state: u64) -> impl FnMut() -> f32 {
+        move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        }
+    }
+
     fn brute_force<'a>(vectors: &'a [(&'a str, Vec<f32>)], q: &[f32]) -> Vec<&'a str> {
         let mut scored: Vec<(f64, &str)> = vectors
             .iter()
@@ -327,13 +337,7 @@ mod tests {
         // A vector against itself makes every term's rounding error point the same way:
         // the worst case the bound is derived for.
         let dims = 384;
-        let mut state = 7_u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        };
+        let mut next = uniform(7_u64);
         let mut worst = 0.0f32;
         for _ in 0..200 {
             let v: Vec<f32> = (0..dims).map(|_| next()).collect();
@@ -373,13 +377,7 @@ mod tests {
         // the coarse bound keeps must include every row of the top k by full similarity.
         let dims = 40;
         let mut set = VectorSet::new(dims);
-        let mut state = 11_u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        };
+        let mut next = uniform(11_u64);
         let base: Vec<f32> = (0..dims).map(|_| next()).collect();
         for i in 0..300 {
             let v: Vec<f32> = if i % 3 == 0 {
