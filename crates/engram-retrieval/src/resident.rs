@@ -106,8 +106,13 @@ impl VectorSet {
     /// Σ|qᵢ| / 65,534 ≤ √dims / 65,534 (Cauchy–Schwarz); the `f32` sums add at most
     /// (dims + 16) · 2⁻²⁴ per unit of Σ|qᵢ·xᵢ| ≤ √dims. At 384 dimensions: 7.7 · 10⁻⁴.
     pub fn similarity_error(&self) -> f32 {
-        let root = (self.dims as f32).sqrt();
-        root / (2.0 * FULL_SCALE) + float_error(self.dims) * root
+        (self.dims as f32).sqrt() / (2.0 * FULL_SCALE) + self.sum_error()
+    }
+
+    /// The bound on the `f32` rounding of one similarity: [`float_error`] per unit of
+    /// Σ|qᵢ·xᵢ|, which is at most √dims.
+    fn sum_error(&self) -> f32 {
+        float_error(self.dims) * (self.dims as f32).sqrt()
     }
 
     /// Adds or replaces the vector of `id`, stored at unit length (a zero vector stays zero
@@ -178,7 +183,7 @@ impl VectorSet {
         let query = unit(query);
         let sum: f32 = query.iter().sum();
         let l1: f32 = query.iter().map(|q| q.abs()).sum();
-        let slack = float_error(self.dims) * (self.dims as f32).sqrt();
+        let slack = self.sum_error();
         // Per row, Σ qᵢ·highᵢ, then the estimate that takes every low byte at its middle
         // (128): the full similarity lies within 128 units per |qᵢ| of it, `reach` for the
         // row with the largest units.

@@ -3,6 +3,7 @@
 //! the postings.
 
 use engram_retrieval::keyword_index::{KeywordColumns, KeywordIndex};
+use engram_store::Value;
 
 use super::resident::CHANGE_BATCH;
 
@@ -82,9 +83,39 @@ impl IndexedText {
     }
 }
 
-/// The one term FTS5 searches for a quoted query token (folded as `unicode61` folds it,
-/// then stemmed), or `None` when it reads the token as a phrase of several terms, or of none.
-pub(super) fn single_term(token: &str) -> Option<String> {
+/// The keyword tokens that reach the MATCH, each with the one term FTS5 searches for it
+/// (folded as `unicode61` folds it, then stemmed), or `None` when FTS5 reads the token as a
+/// phrase of several terms, or of none. Computed once per search: the resident pick ranks
+/// these terms and the statement's common-term rule looks them up.
+pub(super) struct MatchTerms<'a>(Vec<(&'a str, Option<String>)>);
+
+impl<'a> MatchTerms<'a> {
+    /// The terms of the analysis's `tokens`.
+    pub(super) fn of(tokens: &'a [String]) -> Self {
+        MatchTerms(
+            tokens
+                .iter()
+                .filter(|t| engram_core::query::is_match_token(t))
+                .map(|t| (t.as_str(), single_term(t)))
+                .collect(),
+        )
+    }
+
+    /// `[[token, term], …]` as the statement's `?TERMS` takes it (a phrase's term is null,
+    /// and its frequency is not looked up).
+    pub(super) fn param(&self) -> Value {
+        Value::from(serde_json::to_string(&self.0).unwrap_or_else(|_| "[]".into()))
+    }
+
+    /// Every token's term, or `None` if a token is a phrase.
+    fn single_terms(&self) -> Option<Vec<&str>> {
+        self.0.iter().map(|(_, term)| term.as_deref()).collect()
+    }
+}
+
+/// The one term FTS5 searches for a quoted query token, or `None` when it reads the token as
+/// a phrase of several terms, or of none.
+fn single_term(token: &str) -> Option<String> {
     let mut terms = Vec::with_capacity(1);
     engram_core::fts_terms::for_each_term(token, |t| terms.push(t.to_owned()));
     match terms.len() {
@@ -103,23 +134,17 @@ pub(super) struct KeywordPick {
 }
 
 impl KeywordPick {
-    /// The pick for a query of `tokens` (the analysis's tokens, whose quoted, OR-ed list is
-    /// the MATCH expression) keeping `limit` keyword candidates. It mirrors the statement's
+    /// The pick for a query of `terms` (from the analysis's tokens, whose quoted, OR-ed list
+    /// is the MATCH expression) keeping `limit` keyword candidates. It mirrors the statement's
     /// FTS5 fast form: the tokens whose stems are in fewer than half the memories (all of
     /// them if none is), their best [`KEYWORD_OVERFETCH`] × `limit` matches.
-    pub(super) fn from(resident: &ResidentKeywords, tokens: &[String], limit: usize) -> Self {
+    pub(super) fn from(resident: &ResidentKeywords, terms: &MatchTerms, limit: usize) -> Self {
         let seq = resident.index.seq();
         // A phrase (`max_retries` reads as `max retries`) needs term positions, which the
         // index does not keep: FTS5 answers such a query.
-        let terms: Option<Vec<String>> = tokens
-            .iter()
-            .filter(|t| engram_core::query::is_match_token(t))
-            .map(|t| single_term(t))
-            .collect();
-        let Some(terms) = terms.filter(|_| resident.caught_up) else {
+        let Some(terms) = terms.single_terms().filter(|_| resident.caught_up) else {
             return KeywordPick { scored: None, seq };
         };
-        let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
         let query = resident.index.informative(&terms);
         let scored = resident
             .index
@@ -167,9 +192,11 @@ mod tests {
     fn a_pick_waits_for_the_index_and_declines_what_fts5_reads_otherwise() {
         let mut resident = ResidentKeywords::default();
         let tokens = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
-        assert!(KeywordPick::from(&resident, &tokens(&["lock"]), 2)
-            .scored
-            .is_none());
+        assert!(
+            KeywordPick::from(&resident, &MatchTerms::of(&tokens(&["lock"])), 2)
+                .scored
+                .is_none()
+        );
         resident.apply(vec![
             added("a", 1, "database lock timeout"),
             added("b", 2, "lock files"),
@@ -178,7 +205,11 @@ mod tests {
             added("e", 5, "more rows"),
             added("f", 6, "rows again"),
         ]);
-        let pick = KeywordPick::from(&resident, &tokens(&["locks", "timeout"]), 2);
+        let pick = KeywordPick::from(
+            &resident,
+            &MatchTerms::of(&tokens(&["locks", "timeout"])),
+            2,
+        );
         assert_eq!(pick.seq, 6);
         let ids: Vec<&str> = pick
             .scored
@@ -190,12 +221,18 @@ mod tests {
         assert_eq!(ids, ["a", "b"]);
         // A phrase is left to FTS5; a token of another script is one folded term.
         for declined in [&["max_retries"][..], &["lock", "max_retries"]] {
-            assert!(KeywordPick::from(&resident, &tokens(declined), 2)
-                .scored
-                .is_none());
+            assert!(
+                KeywordPick::from(&resident, &MatchTerms::of(&tokens(declined)), 2)
+                    .scored
+                    .is_none()
+            );
         }
         resident.apply(vec![added("g", 7, "Réservations au café")]);
-        let pick = KeywordPick::from(&resident, &tokens(&["CAFÉ", "réservation"]), 2);
+        let pick = KeywordPick::from(
+            &resident,
+            &MatchTerms::of(&tokens(&["CAFÉ", "réservation"])),
+            2,
+        );
         assert_eq!(pick.scored.unwrap()[0].0, "g");
         assert_eq!(single_term("Réservations").as_deref(), Some("reserv"));
         assert_eq!(single_term("\u{301}"), None);

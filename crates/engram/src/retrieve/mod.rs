@@ -17,7 +17,7 @@ use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, Pat
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 
 pub(crate) use self::keywords::ResidentKeywords;
-use self::keywords::{IndexedText, KeywordPick, TextChange};
+use self::keywords::{IndexedText, KeywordPick, MatchTerms, TextChange};
 pub(crate) use self::resident::Resident;
 use self::resident::{DensePick, PickSize, VectorChange};
 use self::sql::{param, DenseSource, Paths};
@@ -232,6 +232,7 @@ impl<D: Database> Engram<D> {
             self.candidate_params(
                 query,
                 &analysis,
+                &MatchTerms::of(&analysis.tokens),
                 vector.as_deref(),
                 Some(&pick),
                 Some(&keyword_pick),
@@ -370,10 +371,11 @@ impl<D: Database> Engram<D> {
             )),
             _ => None,
         };
+        let terms = MatchTerms::of(&analysis.tokens);
         let keyword_pick = match (&self.resident_keywords, paths.keyword) {
             (Some(resident), true) => Some(KeywordPick::from(
                 &resident.borrow(),
-                &analysis.tokens,
+                &terms,
                 keyword_limit(query) as usize,
             )),
             _ => None,
@@ -383,6 +385,7 @@ impl<D: Database> Engram<D> {
             self.candidate_params(
                 query,
                 analysis,
+                &terms,
                 vector,
                 pick.as_ref(),
                 keyword_pick.as_ref(),
@@ -403,6 +406,7 @@ impl<D: Database> Engram<D> {
         &self,
         query: &SearchQuery,
         analysis: &engram_retrieval::QueryAnalysis,
+        terms: &MatchTerms,
         vector: Option<&[f32]>,
         pick: Option<&DensePick>,
         keyword_pick: Option<&KeywordPick>,
@@ -417,7 +421,7 @@ impl<D: Database> Engram<D> {
                 .as_deref()
                 .map_or(Value::Null, Value::from),
         );
-        set(param::TERMS, term_stems(&analysis.tokens));
+        set(param::TERMS, terms.param());
         if let (Some(v), Some(embedder)) = (vector, &self.embedding) {
             set(param::VECTOR, Value::Blob(vector::to_blob(v)));
             set(param::MODEL, Value::from(embedder.model_id()));
@@ -542,19 +546,6 @@ fn keyword_limit(query: &SearchQuery) -> u32 {
 /// How many dense candidates the statement keeps for `query`.
 fn dense_limit(query: &SearchQuery) -> u32 {
     query.limit.max(sql::DENSE_CANDIDATES)
-}
-
-/// `[[token, stem], …]` for the keyword tokens that reach the MATCH: the term under which
-/// FTS5's `porter unicode61` tokenizer indexes a single-term token (folded and stemmed), or
-/// null for a token FTS5 reads as a phrase (`max_retries` is `max retries`), whose frequency
-/// is not looked up.
-fn term_stems(tokens: &[String]) -> Value {
-    let pairs: Vec<(&str, Option<String>)> = tokens
-        .iter()
-        .filter(|t| engram_core::query::is_match_token(t))
-        .map(|t| (t.as_str(), keywords::single_term(t)))
-        .collect();
-    Value::from(serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()))
 }
 
 fn first_rows(results: Vec<Result<Rows, engram_store::SqlError>>) -> Result<Rows, EngramError> {
