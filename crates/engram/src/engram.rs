@@ -464,7 +464,6 @@ impl<D: Database> Engram<D> {
                 .map(|m| {
                     context::memory_text_of(
                         &m.content,
-                        m.memory_type,
                         &m.related_files,
                         &m.related_modules,
                         m.chunk.as_ref().and_then(|c| c.context_prefix.as_deref()),

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use engram::{EngramError, MemoryType, NewMemory};
+use engram_core::ChunkMeta;
 use serde_json::{json, Value};
 
 use super::{cached_model, percentile, report, timed_search, EvalArgs, System};
@@ -78,9 +79,7 @@ pub(super) async fn run(
     let mut id_of: HashMap<u64, String> = HashMap::new();
     let mut skipped = 0;
     for (i, (idx, code)) in functions.iter().enumerate() {
-        let mut memory = NewMemory::new(MemoryType::Pattern, *code);
-        memory.related_modules = vec!["cosqa".into()];
-        match engram.remember(memory).await {
+        match engram.remember(function_chunk(code)).await {
             Ok(stored) => {
                 id_of.insert(*idx, stored.id);
             }
@@ -183,4 +182,18 @@ pub(super) async fn run(
         json,
     );
     Ok(())
+}
+
+/// A pool function as a code chunk (the eval data's instructions). It has no file or
+/// module to name — the pool gathers functions from many unnamed repositories — so its
+/// contextual text is the code alone.
+fn function_chunk(code: &str) -> NewMemory {
+    let mut memory = NewMemory::new(MemoryType::Pattern, code);
+    memory.chunk = Some(ChunkMeta {
+        chunk_type: "function".into(),
+        start_line: 1,
+        end_line: u32::try_from(code.lines().count().max(1)).unwrap_or(u32::MAX),
+        context_prefix: None,
+    });
+    memory
 }
