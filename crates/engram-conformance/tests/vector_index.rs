@@ -107,7 +107,7 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
         .unwrap();
 
     for query in [
-        "parallel unit runs collide on the same storage",
+        "concurrent test processes collide on one database file",
         "port already in use by the dev server",
         "slow container image builds",
     ] {
@@ -127,7 +127,7 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
     }
     assert_eq!(
         indexed
-            .search(&dense("parallel unit runs collide on the same storage"))
+            .search(&dense("concurrent test processes collide on one database file"))
             .await
             .unwrap()
             .hits[0]
@@ -151,7 +151,7 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
         .all(|h| h.memory.memory_type == MemoryType::Gotcha));
     assert!(indexed.forget(&early.id).await.unwrap());
     let after = indexed
-        .search(&dense("parallel unit runs collide on the same storage"))
+        .search(&dense("concurrent test processes collide on one database file"))
         .await
         .unwrap();
     assert!(after.hits.iter().all(|h| h.memory.id != early.id));
