@@ -75,9 +75,10 @@ pub fn search(response: &SearchResponse, json: bool, explain: bool) {
                 );
             }
             say!(
-                "     × phase {:.2} × trust {:.2} × confidence {:.2} × decay {:.3}; relevance {:.2}",
+                "     × phase {:.2} × trust {:.2} × role {:.2} × confidence {:.2} × decay {:.3}; relevance {:.2}",
                 b.phase_weight,
                 b.trust_weight,
+                b.role_weight,
                 b.confidence,
                 b.decay,
                 b.relevance

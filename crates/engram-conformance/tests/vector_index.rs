@@ -127,7 +127,9 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
     }
     assert_eq!(
         indexed
-            .search(&dense("concurrent test processes collide on one database file"))
+            .search(&dense(
+                "concurrent test processes collide on one database file"
+            ))
             .await
             .unwrap()
             .hits[0]
@@ -151,7 +153,9 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
         .all(|h| h.memory.memory_type == MemoryType::Gotcha));
     assert!(indexed.forget(&early.id).await.unwrap());
     let after = indexed
-        .search(&dense("concurrent test processes collide on one database file"))
+        .search(&dense(
+            "concurrent test processes collide on one database file",
+        ))
         .await
         .unwrap();
     assert!(after.hits.iter().all(|h| h.memory.id != early.id));

@@ -77,8 +77,9 @@ pub struct Breakdown {
     pub confidence: f64,
     /// Decay factor from the half-life and the time since last access (1 = none).
     pub decay: f64,
-    /// Multiplier for trust flags (contaminated, needs review; 1 otherwise).
-    pub flag_weight: f64,
+    /// Multiplier for the memory's role: [`crate::role::TEST_CODE_WEIGHT`] for a test
+    /// file's code outside the validate phase, 1 otherwise.
+    pub role_weight: f64,
     /// Absolute relevance in `[0, 1]`: the best of dense similarity and the share of the
     /// query's terms the memory contains. Rank fusion has no absolute scale; thresholds use
     /// this.
@@ -86,7 +87,7 @@ pub struct Breakdown {
     /// Added by an optional reranker (its score replaced the order when present).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<f64>,
-    /// Final score: `(fused + graph_boost) × phase × trust × confidence × decay × flags`.
+    /// Final score: `(fused + graph_boost) × phase × trust × role × confidence × decay`.
     pub score: f64,
 }
 

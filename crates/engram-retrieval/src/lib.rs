@@ -9,7 +9,8 @@
 //!    pasted environment listings are dropped first ([`noise`]).
 //! 2. [`fusion`]: weighted reciprocal rank fusion (k = 60) with per-query-type weights.
 //! 3. [`boost`]: the graph neighbourhood boost for candidates 11–50 that neighbour the top 10.
-//! 4. [`scoring`]: phase weights × source trust × confidence × decay.
+//! 4. [`scoring`]: phase weights × source trust × confidence × decay, with test code
+//!    counting half outside the validate phase ([`role`]).
 //! 5. [`diversity`]: overlapping chunks deduplicated, then maximal marginal relevance.
 //! 6. [`select`](mod@select): the auto-inject mode (absolute minimum + relative cutoff,
 //!    ≤ 3, may return nothing) and the search mode (≤ 10).
@@ -29,6 +30,7 @@ pub mod keyword_index;
 pub mod noise;
 pub mod packing;
 pub mod resident;
+pub mod role;
 pub mod scoring;
 pub mod select;
 pub mod terms;

@@ -1,11 +1,12 @@
 //! Final scoring (SPEC §6.5, seeds 000 §7): phase weights × source trust × confidence ×
-//! decay, and the absolute relevance thresholds use.
+//! decay, with the code role ([`crate::role`]), and the absolute relevance thresholds use.
 
 use engram_core::query::tokenize;
 use engram_core::time::millis_from_rfc3339;
 use engram_core::{MemorySource, MemoryType, Phase};
 
 use crate::candidate::{sort_by_score, Candidate};
+use crate::role::role_weight;
 use crate::terms::{term_hash, TermSet};
 
 const DAY_MILLIS: f64 = 86_400_000.0;
@@ -112,6 +113,7 @@ pub fn score(
     for candidate in &mut candidates {
         let phase_w = phase_weight(phase, candidate.memory.memory_type);
         let trust_w = trust_weight(candidate.memory.source);
+        let role_w = role_weight(phase, &candidate.memory);
         let confidence = candidate.memory.confidence.clamp(0.0, 1.0);
         let decay = decay(candidate, now_millis);
         let similarity = candidate.dense.map_or(0.0, |d| d.metric.clamp(0.0, 1.0));
@@ -119,10 +121,11 @@ pub fn score(
         let b = &mut candidate.breakdown;
         b.phase_weight = phase_w;
         b.trust_weight = trust_w;
+        b.role_weight = role_w;
         b.confidence = confidence;
         b.decay = decay;
         b.relevance = similarity.max(coverage);
-        b.score = (b.fused + b.graph_boost) * phase_w * trust_w * confidence * decay;
+        b.score = (b.fused + b.graph_boost) * phase_w * trust_w * role_w * confidence * decay;
     }
     sort_by_score(&mut candidates);
     candidates

@@ -103,10 +103,10 @@ export interface PathScore { rank: number; metric: number; weight: number; scale
 export interface Breakdown {
   keyword?: PathScore; dense?: PathScore; graph?: PathScore;
   fused: number; graphBoost: number; boostedBy?: string[];
-  phaseWeight: number; trustWeight: number; confidence: number; decay: number;
+  phaseWeight: number; trustWeight: number; roleWeight: number; confidence: number; decay: number;
   /** Absolute relevance in [0, 1]: max(dense similarity, share of query terms present). */
   relevance: number; rerank?: number;
-  /** (fused + graphBoost) × phaseWeight × trustWeight × confidence × decay. */
+  /** (fused + graphBoost) × phaseWeight × trustWeight × roleWeight × confidence × decay. */
   score: number;
 }
 export interface SearchHit { memory: Memory; score: number; breakdown: Breakdown; }

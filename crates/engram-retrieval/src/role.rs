@@ -1,0 +1,124 @@
+//! What part a code chunk plays in its project: implementation or test.
+//!
+//! A bug report, a question or a plan names behaviour; the code that implements it is what
+//! the agent will read and change. Tests restate that behaviour in the same words — they
+//! call the same functions and paste the same failures — so by text alone they crowd out
+//! the implementation: on SWE-bench pytest (dev) test files were 46% of the full
+//! pipeline's top 10 files, on xarray 38%, while the files the fixes changed are never
+//! tests. Chunks of test files therefore count [`TEST_CODE_WEIGHT`] in the final score,
+//! except in the validate phase, where tests are the point.
+
+use engram_core::{Memory, Phase};
+
+/// The multiplier of a test file's code chunk outside the validate phase.
+pub const TEST_CODE_WEIGHT: f64 = 0.5;
+
+/// Directories whose files are tests, in the layouts of Python (`tests`, pytest's own
+/// `testing`), JavaScript (`__tests__`), Ruby and JS specs, and Rust integration tests.
+const TEST_DIRECTORIES: [&str; 6] = ["test", "tests", "testing", "__tests__", "spec", "specs"];
+
+/// Whether `path` is a test file by the conventions of the languages engram indexes:
+/// a file under a test directory, `test_*.py`, `*_test.py`, `conftest.py`, `*_test.go`,
+/// `*.test.*` and `*.spec.*` (JavaScript, TypeScript).
+///
+/// ```
+/// use engram_retrieval::role::is_test_path;
+/// assert!(is_test_path("xarray/tests/test_computation.py"));
+/// assert!(is_test_path("testing/logging/test_reporting.py"));
+/// assert!(is_test_path("src/parser_test.go"));
+/// assert!(is_test_path("web/app.spec.tsx"));
+/// assert!(!is_test_path("src/_pytest/logging.py"));
+/// assert!(!is_test_path("src/contest.py"));
+/// ```
+pub fn is_test_path(path: &str) -> bool {
+    let mut parts = path.split(['/', '\\']).filter(|p| !p.is_empty());
+    let Some(name) = parts.next_back() else {
+        return false;
+    };
+    if parts.any(|dir| TEST_DIRECTORIES.contains(&dir)) {
+        return true;
+    }
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    (name.ends_with(".py") && (stem.starts_with("test_") || stem.ends_with("_test")))
+        || name == "conftest.py"
+        || name.ends_with("_test.go")
+        || stem.ends_with(".test")
+        || stem.ends_with(".spec")
+}
+
+/// The role multiplier of `memory` in `phase`: [`TEST_CODE_WEIGHT`] for a code chunk of a
+/// test file outside the validate phase, 1 otherwise (memories that are not code keep
+/// their weight whatever files they name: a gotcha about a flaky test is not test code).
+pub fn role_weight(phase: Option<Phase>, memory: &Memory) -> f64 {
+    let test_code = memory.chunk.is_some()
+        && memory
+            .related_files
+            .first()
+            .is_some_and(|f| is_test_path(f));
+    if test_code && phase != Some(Phase::Validate) {
+        TEST_CODE_WEIGHT
+    } else {
+        1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::test_support::fake_memory;
+    use engram_core::ChunkMeta;
+
+    fn chunk_of(path: &str) -> Memory {
+        let mut m = fake_memory("a", "def test_x(): assert parse('') == []");
+        m.related_files = vec![path.into()];
+        m.chunk = Some(ChunkMeta {
+            chunk_type: "function".into(),
+            start_line: 1,
+            end_line: 1,
+            context_prefix: None,
+        });
+        m
+    }
+
+    #[test]
+    fn test_code_counts_half_except_when_validating() {
+        let test = chunk_of("tests/test_parse.py");
+        assert_eq!(role_weight(None, &test), TEST_CODE_WEIGHT);
+        assert_eq!(role_weight(Some(Phase::Implement), &test), TEST_CODE_WEIGHT);
+        assert_eq!(role_weight(Some(Phase::Validate), &test), 1.0);
+        assert_eq!(role_weight(None, &chunk_of("src/parse.py")), 1.0);
+    }
+
+    #[test]
+    fn memories_that_are_not_code_keep_their_weight() {
+        let mut gotcha = chunk_of("tests/test_parse.py");
+        gotcha.chunk = None;
+        assert_eq!(role_weight(None, &gotcha), 1.0);
+    }
+
+    #[test]
+    fn test_paths_by_convention() {
+        for path in [
+            "tests/unit/a.rs",
+            "pkg/__tests__/a.js",
+            "spec/models/user_spec.rb",
+            "conftest.py",
+            "a/b/test_c.py",
+            "a/b/c_test.py",
+            "C:\\repo\\tests\\a.py",
+            "src/ui/button.test.ts",
+        ] {
+            assert!(is_test_path(path), "{path}");
+        }
+        for path in [
+            "",
+            "src/testament.py",
+            "src/latest.py",
+            "docs/testing.md",
+            "src/attest/mod.rs",
+            "protest.go",
+        ] {
+            assert!(!is_test_path(path), "{path}");
+        }
+    }
+}
