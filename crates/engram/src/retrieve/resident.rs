@@ -70,6 +70,15 @@ pub(super) struct PickSize {
 }
 
 impl PickSize {
+    /// The pick of a query that filters beyond its project: [`RESIDENT_OVERFETCH`] ×
+    /// `limit` ids for the best `limit`.
+    pub(super) fn overfetched(limit: usize) -> Self {
+        PickSize {
+            keep: limit,
+            base: RESIDENT_OVERFETCH * limit,
+        }
+    }
+
     /// The pick for the best `limit` of `query`. A query that filters only by project and
     /// excluded ids passes every picked id (the set holds the project's live memories; one
     /// changed since, the statement sees and re-checks), bar the excluded: `limit` more than
@@ -82,10 +91,7 @@ impl PickSize {
             || !query.scopes.is_empty()
             || query.min_confidence.is_some_and(|c| c > 0.0);
         if narrowed {
-            PickSize {
-                keep: limit,
-                base: RESIDENT_OVERFETCH * limit,
-            }
+            Self::overfetched(limit)
         } else {
             let keep = limit + query.exclude_ids.len();
             PickSize { keep, base: keep }
@@ -203,12 +209,15 @@ fn apply_changes(set: &mut VectorSet, changes: Vec<VectorChange>) {
 mod tests {
     use super::*;
 
-    /// The pick of a query that filters beyond its project.
-    fn overfetched(limit: usize) -> PickSize {
-        PickSize {
-            keep: limit,
-            base: RESIDENT_OVERFETCH * limit,
+    /// 30 unit vectors `step` rad apart, `m00` along the x axis.
+    fn spread(step: f32) -> VectorSet {
+        let mut set = VectorSet::new(2);
+        for i in 0..30 {
+            let angle = i as f32 * step;
+            set.upsert(&format!("m{i:02}"), &[angle.cos(), angle.sin()])
+                .unwrap();
         }
+        set
     }
 
     fn change(id: &str, seq: i64, vector: Option<[f32; 2]>) -> VectorChange {
@@ -247,14 +256,14 @@ mod tests {
     fn a_set_catching_up_picks_nothing_until_a_batch_comes_short() {
         let mut resident = Resident::new(2);
         let query = [1.0, 0.0];
-        assert!(DensePick::from(&resident, &query, overfetched(2))
+        assert!(DensePick::from(&resident, &query, PickSize::overfetched(2))
             .ids
             .is_empty());
         let batch: Vec<VectorChange> = (0..CHANGE_BATCH)
             .map(|i| change(&format!("m{i}"), i as i64 + 1, Some([1.0, i as f32])))
             .collect();
         resident.apply(batch);
-        let pick = DensePick::from(&resident, &query, overfetched(2));
+        let pick = DensePick::from(&resident, &query, PickSize::overfetched(2));
         assert!(pick.ids.is_empty(), "a full batch: more may be waiting");
         assert_eq!(pick.seq, CHANGE_BATCH as i64);
         resident.apply(vec![change(
@@ -262,13 +271,15 @@ mod tests {
             CHANGE_BATCH as i64 + 1,
             Some([1.0, 0.0]),
         )]);
-        let pick = DensePick::from(&resident, &query, overfetched(2));
+        let pick = DensePick::from(&resident, &query, PickSize::overfetched(2));
         assert_eq!(pick.ids[..2], ["last", "m0"]);
         assert_eq!(resident.set.len(), CHANGE_BATCH + 1);
         // No changes at all is a short batch too.
         resident.apply(Vec::new());
         assert_eq!(
-            DensePick::from(&resident, &query, overfetched(2)).ids.len(),
+            DensePick::from(&resident, &query, PickSize::overfetched(2))
+                .ids
+                .len(),
             4
         );
     }
@@ -280,7 +291,7 @@ mod tests {
             set.upsert(&format!("m{i}"), v).unwrap();
         }
         let query = [1.0, 0.0];
-        let full = DensePick::from_set(&set, &query, overfetched(1));
+        let full = DensePick::from_set(&set, &query, PickSize::overfetched(1));
         assert_eq!(full.ids, ["m0", "m1"]);
         // m1's stored components are rounded, so its similarity is near 0.6; a vector left
         // out could score up to the bound more than that, exactly.
@@ -291,7 +302,7 @@ mod tests {
             Value::Float(f64::from(last + set.similarity_error()))
         );
         // The whole set picked: a new vector anywhere may enter, so no floor holds.
-        let whole = DensePick::from_set(&set, &query, overfetched(3));
+        let whole = DensePick::from_set(&set, &query, PickSize::overfetched(3));
         assert_eq!(whole.floor_param(), Value::Float(BELOW_EVERY_SIMILARITY));
         assert_eq!(DensePick::none(3).floor_param(), Value::Null);
     }
@@ -309,7 +320,7 @@ mod tests {
             set.upsert(&format!("far{i}"), &[0.5, 0.866_025_4]).unwrap();
         }
         let query = [1.0, 0.0];
-        let pick = DensePick::from_set(&set, &query, overfetched(4));
+        let pick = DensePick::from_set(&set, &query, PickSize::overfetched(4));
         // The pick runs through the copies to the first far memory, whose similarity
         // (plus the bound) is the floor every copy clears.
         assert_eq!(pick.ids.len(), 21);
@@ -317,15 +328,9 @@ mod tests {
         assert!((pick.floor - (0.5 + set.similarity_error())).abs() <= set.similarity_error());
         assert!(pick.floor < 0.9 - set.similarity_error());
         // Without a plateau the pick stays at the overfetch.
-        let mut spread = VectorSet::new(2);
-        for i in 0..30 {
-            let angle = i as f32 * 0.05;
-            spread
-                .upsert(&format!("m{i:02}"), &[angle.cos(), angle.sin()])
-                .unwrap();
-        }
+        let spread = spread(0.05);
         assert_eq!(
-            DensePick::from_set(&spread, &query, overfetched(4))
+            DensePick::from_set(&spread, &query, PickSize::overfetched(4))
                 .ids
                 .len(),
             8
@@ -335,7 +340,7 @@ mod tests {
         for i in 0..100 {
             flat.upsert(&format!("c{i:03}"), &[1.0, 0.0]).unwrap();
         }
-        let capped = DensePick::from_set(&flat, &query, overfetched(4));
+        let capped = DensePick::from_set(&flat, &query, PickSize::overfetched(4));
         assert_eq!(capped.ids.len(), RESIDENT_PICK_CAP * 4);
         assert!(capped.floor.is_finite());
     }
@@ -354,21 +359,15 @@ mod tests {
             PickSize { keep: 32, base: 32 }
         );
         query.min_confidence = Some(0.5);
-        assert_eq!(PickSize::for_query(&query, 30), overfetched(30));
+        assert_eq!(PickSize::for_query(&query, 30), PickSize::overfetched(30));
         let mut typed = SearchQuery::new("locks");
         typed.types = vec![crate::MemoryType::Gotcha];
-        assert_eq!(PickSize::for_query(&typed, 30), overfetched(30));
+        assert_eq!(PickSize::for_query(&typed, 30), PickSize::overfetched(30));
 
         // Without overfetch, the floor still lies below every kept pick: the pick runs to
         // the first similarity more than twice the bound under the last kept one.
         // Similarities 0.1 rad apart differ by far more than twice the bound past the third.
-        let mut spread = VectorSet::new(2);
-        for i in 0..30 {
-            let angle = i as f32 * 0.1;
-            spread
-                .upsert(&format!("m{i:02}"), &[angle.cos(), angle.sin()])
-                .unwrap();
-        }
+        let spread = spread(0.1);
         let pick = DensePick::from_set(&spread, &[1.0, 0.0], PickSize { keep: 4, base: 4 });
         assert_eq!(pick.ids, ["m00", "m01", "m02", "m03", "m04"]);
         let fourth = spread.nearest(&[1.0, 0.0], 4)[3].1;
