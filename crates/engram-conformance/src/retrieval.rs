@@ -1,5 +1,6 @@
 //! The retrieval pipeline on a real engine with a real code graph: the graph path finds
-//! memories by the symbols a query names and by the neighbours of recently touched files,
+//! memories by the symbols and files a query names and by the neighbours of recently
+//! touched files,
 //! the boost lifts neighbours of the top results, filters hold on every path, and the same
 //! data gives the same ranking on every engine.
 
@@ -92,6 +93,28 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     };
     assert_eq!(graph_rank(&on_db.content), Some(2), "{near:#?}");
     assert_eq!(graph_rank(&on_routes.content), Some(2), "{near:#?}");
+
+    // A file the query names (here by a stack frame, from another machine's checkout)
+    // finds its memories through the graph path, without the neighbourhood a recently
+    // touched file brings: users.ts imports db.ts, yet its memory is not a graph hit.
+    let framed = engram
+        .search(&SearchQuery::new(
+            "TypeError: pool is undefined\n    at close (/home/ci/checkout/src/db.ts:12:5)",
+        ))
+        .await
+        .expect("search");
+    run(&framed);
+    let graph_hit = |content: &str| {
+        framed
+            .hits
+            .iter()
+            .find(|h| h.memory.content == content)
+            .is_some_and(|h| h.breakdown.graph.is_some())
+    };
+    assert!(graph_hit(&on_db.content), "{framed:#?}");
+    assert!(!graph_hit(&on_get_user.content), "{framed:#?}");
+    assert!(!graph_hit(&on_routes.content), "{framed:#?}");
+    assert_eq!(framed.hits[0].memory.content, on_db.content, "{framed:#?}");
 
     // Switching the graph path off loses the symbol match: the memory is then found only
     // through its file name in the keyword index (`users` ~ `user`), with a lower score.

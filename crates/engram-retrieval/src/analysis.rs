@@ -4,7 +4,8 @@
 use engram_core::query::{self, is_stop_word, match_expression_of, token_counts};
 use serde::{Deserialize, Serialize};
 
-use crate::noise::without_listings;
+use crate::named_files::named_file_paths;
+use crate::noise::without_noise;
 
 /// Most tokens a MATCH expression gets.
 pub const MAX_MATCH_TOKENS: usize = 32;
@@ -59,6 +60,10 @@ pub struct QueryAnalysis {
     pub match_expression: Option<String>,
     /// Code names (identifiers, dotted names and their parts) for the graph path.
     pub identifiers: Vec<String>,
+    /// Suffixes of the file paths the query names ([`named_file_paths`]): the graph path
+    /// treats the ones that are project files like files the agent touched recently.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub named_files: Vec<String>,
     /// Tokens borrowed from recent turns (empty unless the prompt was short).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub enriched_with: Vec<String>,
@@ -68,8 +73,9 @@ pub struct QueryAnalysis {
 }
 
 /// Analyses `text` in `context`. Pasted environment listings (`pip list` tables, pin
-/// lists) are dropped first ([`without_listings`]): they name packages, not the problem —
-/// unless the query is nothing but a listing, which is then what the user asks about.
+/// lists, version reports) and HTML comments are dropped first ([`without_noise`]): they
+/// name packages or repeat an issue template, not the problem — unless the query is
+/// nothing but that, which is then what the user asks about.
 ///
 /// ```
 /// use engram_retrieval::{analyze, QueryContext, QueryType};
@@ -80,7 +86,7 @@ pub struct QueryAnalysis {
 /// assert_eq!(b.query_type, QueryType::Semantic);
 /// ```
 pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
-    let cleaned = without_listings(text);
+    let cleaned = without_noise(text);
     let text = if cleaned.chars().any(char::is_alphanumeric) {
         &*cleaned
     } else {
@@ -121,6 +127,7 @@ pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
         match_expression: match_expression_of(&tokens),
         tokens,
         identifiers,
+        named_files: named_file_paths(text),
         enriched_with,
         dense_text,
     }

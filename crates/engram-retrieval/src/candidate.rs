@@ -78,7 +78,8 @@ pub struct Breakdown {
     /// Decay factor from the half-life and the time since last access (1 = none).
     pub decay: f64,
     /// Multiplier for the memory's role: [`crate::role::TEST_CODE_WEIGHT`] for a test
-    /// file's code outside the validate phase, 1 otherwise.
+    /// file's code outside the validate phase, [`crate::role::EXAMPLE_CODE_WEIGHT`] for an
+    /// example file's code, 1 otherwise.
     pub role_weight: f64,
     /// Absolute relevance in `[0, 1]`: the best of dense similarity and the share of the
     /// query's terms the memory contains. Rank fusion has no absolute scale; thresholds use

@@ -5,12 +5,13 @@
 //! no clock (the caller passes "now"):
 //!
 //! 1. [`analysis`]: query type (identifier / semantic / structural), sanitized tokens,
-//!    identifiers for the graph path, short-prompt enrichment from recent user turns;
-//!    pasted environment listings are dropped first ([`noise`]).
+//!    identifiers and the files the query names ([`named_files`]) for the graph path,
+//!    short-prompt enrichment from recent user turns; pasted environment listings and
+//!    HTML comments are dropped first ([`noise`]).
 //! 2. [`fusion`]: weighted reciprocal rank fusion (k = 60) with per-query-type weights.
 //! 3. [`boost`]: the graph neighbourhood boost for candidates 11–50 that neighbour the top 10.
 //! 4. [`scoring`]: phase weights × source trust × confidence × decay, with test code
-//!    counting half outside the validate phase ([`role`]).
+//!    counting half outside the validate phase and example code half ([`role`]).
 //! 5. [`diversity`]: overlapping chunks deduplicated, then maximal marginal relevance.
 //! 6. [`select`](mod@select): the auto-inject mode (absolute minimum + relative cutoff,
 //!    ≤ 3, may return nothing) and the search mode (≤ 10).
@@ -27,6 +28,7 @@ pub mod boost;
 pub mod diversity;
 pub mod fusion;
 pub mod keyword_index;
+pub mod named_files;
 pub mod noise;
 pub mod packing;
 pub mod resident;

@@ -1,11 +1,14 @@
-//! Pasted environment listings in a query: the `pip list` / `pip freeze` / `npm ls` tables
-//! and `name==version` pin lists that bug reports carry.
+//! What a bug report carries besides its point: pasted environment listings (`pip list` /
+//! `pip freeze` / `npm ls` tables, `name==version` pin lists, `name: version` reports such
+//! as `xr.show_versions()`) and the hidden HTML comments of issue templates.
 //!
 //! A listing names every package installed, so its words are about the environment, not
 //! the problem: dozens of package names crowd the keyword path's token budget and the
 //! dense model's window, and the few that are also words of the code base (`attrs`,
-//! `packaging`, `coverage`) pull in unrelated chunks. Query analysis drops them before it
-//! looks at the text.
+//! `packaging`, `coverage`) pull in unrelated chunks. A template's comment is the same
+//! text in every report of a project ("please post a minimal, complete and verifiable
+//! example"), and the rendered issue does not show it, so the reporter never said it.
+//! Query analysis drops both before it looks at the text.
 
 use std::borrow::Cow;
 
@@ -15,9 +18,58 @@ pub const MIN_LISTING_ROWS: usize = 3;
 /// Fewest `name==version` pins on one line that make it a pin list.
 pub const MIN_PINS: usize = 3;
 
-/// `text` without its environment listings: runs of at least [`MIN_LISTING_ROWS`] lines that
-/// are each a package and a version (a table row, optionally with a location column, or a
-/// pin), and lines that pin at least [`MIN_PINS`] packages. Borrowed when nothing is dropped.
+/// Words a value in a `name: value` version report may be instead of a version.
+const ABSENT_VERSIONS: [&str; 4] = ["None", "installed", "unknown", "N/A"];
+
+/// `text` without its HTML comments ([`without_comments`]) and then without its
+/// environment listings ([`without_listings`]). Borrowed when nothing is dropped.
+///
+/// ```
+/// use engram_retrieval::noise::without_noise;
+/// let report = "merge drops attrs\n<!-- Please post an MCVE -->\nnumpy: 1.16.1\n\
+///               pandas: 0.23.4\nscipy: None\nsee merge.py";
+/// assert_eq!(without_noise(report), "merge drops attrs\n\nsee merge.py");
+/// ```
+pub fn without_noise(text: &str) -> Cow<'_, str> {
+    match without_comments(text) {
+        Cow::Borrowed(text) => without_listings(text),
+        Cow::Owned(text) => Cow::Owned(without_listings(&text).into_owned()),
+    }
+}
+
+/// `text` without its closed `<!-- … -->` comments, which may span lines. An unclosed
+/// `<!--` and what follows it stay: that is more likely a literal than a comment.
+pub fn without_comments(text: &str) -> Cow<'_, str> {
+    if !text.contains("<!--") {
+        return Cow::Borrowed(text);
+    }
+    let mut kept = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("<!--") {
+        let Some(close) = rest[open + 4..].find("-->") else {
+            break;
+        };
+        kept.push_str(&rest[..open]);
+        rest = &rest[open + 4 + close + 3..];
+    }
+    kept.push_str(rest);
+    if kept.len() == text.len() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(kept)
+    }
+}
+
+/// `text` without its environment listings:
+/// - runs of at least [`MIN_LISTING_ROWS`] lines (blank lines inside continue a run) that
+///   are each a package and a version: a table row, optionally with a location column, or
+///   a pin;
+/// - lines that pin at least [`MIN_PINS`] packages;
+/// - version reports: runs of `name: value` lines of which at least [`MIN_LISTING_ROWS`]
+///   give a version. The whole run goes, so the `OS: Linux` and `machine: x86_64` lines
+///   among the versions go with them.
+///
+/// Borrowed when nothing is dropped.
 ///
 /// ```
 /// use engram_retrieval::noise::without_listings;
@@ -31,21 +83,11 @@ pub const MIN_PINS: usize = 3;
 /// ```
 pub fn without_listings(text: &str) -> Cow<'_, str> {
     let lines: Vec<&str> = text.lines().collect();
-    let mut drop = vec![false; lines.len()];
-    let mut run_start = 0;
-    for i in 0..=lines.len() {
-        let row = lines.get(i).is_some_and(|line| is_listing_row(line));
-        if row {
-            continue;
-        }
-        if i - run_start >= MIN_LISTING_ROWS {
-            drop[run_start..i].iter_mut().for_each(|d| *d = true);
-        }
-        if let Some(line) = lines.get(i) {
-            drop[i] = is_pin_list(line);
-        }
-        run_start = i + 1;
-    }
+    let mut drop: Vec<bool> = lines.iter().map(|line| is_pin_list(line)).collect();
+    drop_runs(&lines, &mut drop, |line| {
+        is_listing_row(line).then_some(true)
+    });
+    drop_runs(&lines, &mut drop, report_row);
     if !drop.contains(&true) {
         return Cow::Borrowed(text);
     }
@@ -58,7 +100,33 @@ pub fn without_listings(text: &str) -> Cow<'_, str> {
     Cow::Owned(kept.join("\n"))
 }
 
-/// `name version [location]` or a single pin `name==version`.
+/// Marks in `drop` each run of lines that `member` accepts holding at least
+/// [`MIN_LISTING_ROWS`] lines that count (`Some(true)`). Blank lines continue a run but
+/// neither start nor end one.
+fn drop_runs(lines: &[&str], drop: &mut [bool], member: impl Fn(&str) -> Option<bool>) {
+    let mut run: Option<(usize, usize)> = None;
+    let mut counted = 0;
+    for i in 0..=lines.len() {
+        let line = lines.get(i).copied();
+        if line.is_some_and(|l| l.trim().is_empty()) {
+            continue;
+        }
+        if let Some(counts) = line.and_then(&member) {
+            let (first, _) = run.unwrap_or((i, i));
+            run = Some((first, i));
+            counted += usize::from(counts);
+            continue;
+        }
+        if let Some((first, last)) = run.take() {
+            if counted >= MIN_LISTING_ROWS {
+                drop[first..=last].iter_mut().for_each(|d| *d = true);
+            }
+        }
+        counted = 0;
+    }
+}
+
+/// A `name version [location]` table row or a single pin `name==version`.
 fn is_listing_row(line: &str) -> bool {
     let mut fields = line.split_whitespace();
     match (fields.next(), fields.next(), fields.next(), fields.next()) {
@@ -66,6 +134,21 @@ fn is_listing_row(line: &str) -> bool {
         (Some(name), Some(version), _, None) => is_package_name(name) && is_version(version),
         _ => false,
     }
+}
+
+/// A line of a `name: value` report: `Some(true)` when the value is a version or says the
+/// package is absent or present without one (`None`, `installed`), `Some(false)` for
+/// another value (`OS: Linux`), `None` when the line is not `name: …`.
+fn report_row(line: &str) -> Option<bool> {
+    let (name, value) = line.trim_start().split_once(':')?;
+    if !is_package_name(name) {
+        return None;
+    }
+    let mut fields = value.split_whitespace();
+    Some(match (fields.next(), fields.next()) {
+        (Some(version), None) => is_version(version) || ABSENT_VERSIONS.contains(&version),
+        _ => false,
+    })
 }
 
 /// At least [`MIN_PINS`] of the line's comma- or space-separated items are pins.
@@ -127,6 +210,35 @@ mod tests {
         assert_eq!(without_listings(freeze), "broken\nafter");
         let tox = "py37 installed: attrs==19.3.0,pluggy==0.13.0,py==1.8.0\nrun";
         assert_eq!(without_listings(tox), "run");
+    }
+
+    #[test]
+    fn a_version_report_is_dropped_but_its_prose_stays() {
+        let text = "quantile drops attrs\nINSTALLED VERSIONS\n------------------\n\
+                    python: 3.6.8 |Anaconda, Inc.| (default)\nOS: Linux\n\
+                    libhdf5: 1.10.2\nlibnetcdf: 4.6.1\n\nxarray: 0.12.3+88.g69c7e01e.dirty\n\
+                    pandas: 0.23.4\npydap: installed\nh5netcdf: None\nthe end";
+        assert_eq!(
+            without_listings(text),
+            "quantile drops attrs\nINSTALLED VERSIONS\n------------------\nthe end"
+        );
+    }
+
+    #[test]
+    fn key_value_lines_that_are_not_versions_stay() {
+        let text = "expected:\ncolor: red\nwidth: 2\nmode: None\nname: x";
+        assert_eq!(without_listings(text), text);
+    }
+
+    #[test]
+    fn comments_are_dropped_across_lines_and_an_unclosed_one_stays() {
+        assert_eq!(
+            without_comments("a <!-- one\ntwo --> b <!--three--> c"),
+            "a  b  c"
+        );
+        assert_eq!(without_comments("x <!-- y"), "x <!-- y");
+        assert_eq!(without_comments("a <!--x--> b <!-- c"), "a  b <!-- c");
+        assert!(matches!(without_comments("plain"), Cow::Borrowed(_)));
     }
 
     #[test]

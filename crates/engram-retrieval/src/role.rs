@@ -1,21 +1,77 @@
-//! What part a code chunk plays in its project: implementation or test.
+//! What part a code chunk plays in its project: implementation, test or example.
 //!
 //! A bug report, a question or a plan names behaviour; the code that implements it is what
 //! the agent will read and change. Tests restate that behaviour in the same words — they
 //! call the same functions and paste the same failures — so by text alone they crowd out
 //! the implementation: on SWE-bench pytest (dev) test files were 46% of the full
 //! pipeline's top 10 files, on xarray 38%, while the files the fixes changed are never
-//! tests. Chunks of test files therefore count [`TEST_CODE_WEIGHT`] in the final score,
-//! except in the validate phase, where tests are the point.
+//! tests. Example code (documentation snippets, sample programs, benchmarks) does the
+//! same: it calls the API the way a report's reproduction does, and pylint's documentation
+//! holds a `bad.py` and a `good.py` named after each message a report quotes. Chunks of
+//! test and example files therefore count [`TEST_CODE_WEIGHT`] and
+//! [`EXAMPLE_CODE_WEIGHT`] in the final score; tests count fully in the validate phase,
+//! where they are the point.
 
 use engram_core::{Memory, Phase};
 
 /// The multiplier of a test file's code chunk outside the validate phase.
 pub const TEST_CODE_WEIGHT: f64 = 0.5;
 
+/// The multiplier of an example file's code chunk, in every phase.
+pub const EXAMPLE_CODE_WEIGHT: f64 = 0.5;
+
 /// Directories whose files are tests, in the layouts of Python (`tests`, pytest's own
 /// `testing`), JavaScript (`__tests__`), Ruby and JS specs, and Rust integration tests.
 const TEST_DIRECTORIES: [&str; 6] = ["test", "tests", "testing", "__tests__", "spec", "specs"];
+
+/// Directories whose files show the project in use rather than implement it:
+/// documentation, sample programs and benchmarks (Rust's `examples` and `benches`,
+/// airspeed velocity's `asv_bench`).
+const EXAMPLE_DIRECTORIES: [&str; 8] = [
+    "doc",
+    "docs",
+    "example",
+    "examples",
+    "bench",
+    "benches",
+    "benchmarks",
+    "asv_bench",
+];
+
+/// The part a file's code plays in its project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeRole {
+    /// The code an agent reads and changes.
+    Implementation,
+    /// Tests ([`is_test_path`]).
+    Test,
+    /// Documentation snippets, sample programs and benchmarks: files under `doc`, `docs`,
+    /// `example(s)`, `bench(es)`, `benchmarks` or `asv_bench`.
+    Example,
+}
+
+/// The role of the file at `path`, by its directories and name. A test under an example
+/// directory (`docs/tests/test_a.py`) is a test.
+///
+/// ```
+/// use engram_retrieval::role::{code_role, CodeRole};
+/// assert_eq!(code_role("xarray/core/merge.py"), CodeRole::Implementation);
+/// assert_eq!(code_role("xarray/tests/test_merge.py"), CodeRole::Test);
+/// assert_eq!(code_role("doc/data/messages/u/unused-import/bad.py"), CodeRole::Example);
+/// assert_eq!(code_role("asv_bench/benchmarks/rolling.py"), CodeRole::Example);
+/// ```
+pub fn code_role(path: &str) -> CodeRole {
+    if is_test_path(path) {
+        return CodeRole::Test;
+    }
+    let mut parts = path.split(['/', '\\']).filter(|p| !p.is_empty());
+    parts.next_back();
+    if parts.any(|dir| EXAMPLE_DIRECTORIES.contains(&dir)) {
+        CodeRole::Example
+    } else {
+        CodeRole::Implementation
+    }
+}
 
 /// Whether `path` is a test file by the conventions of the languages engram indexes:
 /// a file under a test directory, `test_*.py`, `*_test.py`, `conftest.py`, `*_test.go`,
@@ -47,18 +103,18 @@ pub fn is_test_path(path: &str) -> bool {
 }
 
 /// The role multiplier of `memory` in `phase`: [`TEST_CODE_WEIGHT`] for a code chunk of a
-/// test file outside the validate phase, 1 otherwise (memories that are not code keep
-/// their weight whatever files they name: a gotcha about a flaky test is not test code).
+/// test file outside the validate phase, [`EXAMPLE_CODE_WEIGHT`] for a code chunk of an
+/// example file, 1 otherwise (memories that are not code keep their weight whatever files
+/// they name: a gotcha about a flaky test is not test code).
 pub fn role_weight(phase: Option<Phase>, memory: &Memory) -> f64 {
-    let test_code = memory.chunk.is_some()
-        && memory
-            .related_files
-            .first()
-            .is_some_and(|f| is_test_path(f));
-    if test_code && phase != Some(Phase::Validate) {
-        TEST_CODE_WEIGHT
-    } else {
-        1.0
+    let role = match (&memory.chunk, memory.related_files.first()) {
+        (Some(_), Some(file)) => code_role(file),
+        _ => CodeRole::Implementation,
+    };
+    match role {
+        CodeRole::Test if phase != Some(Phase::Validate) => TEST_CODE_WEIGHT,
+        CodeRole::Example => EXAMPLE_CODE_WEIGHT,
+        CodeRole::Test | CodeRole::Implementation => 1.0,
     }
 }
 
@@ -87,6 +143,39 @@ mod tests {
         assert_eq!(role_weight(Some(Phase::Implement), &test), TEST_CODE_WEIGHT);
         assert_eq!(role_weight(Some(Phase::Validate), &test), 1.0);
         assert_eq!(role_weight(None, &chunk_of("src/parse.py")), 1.0);
+    }
+
+    #[test]
+    fn example_code_counts_half_in_every_phase() {
+        let example = chunk_of("docs/examples/parse_config.py");
+        assert_eq!(role_weight(None, &example), EXAMPLE_CODE_WEIGHT);
+        assert_eq!(
+            role_weight(Some(Phase::Validate), &example),
+            EXAMPLE_CODE_WEIGHT
+        );
+    }
+
+    #[test]
+    fn roles_by_directory() {
+        for path in [
+            "examples/a.rs",
+            "benches/search.rs",
+            "bench/bench.py",
+            "doc/en/conf.py",
+        ] {
+            assert_eq!(code_role(path), CodeRole::Example, "{path}");
+        }
+        for path in ["docs/tests/test_a.py", "examples/a_test.go"] {
+            assert_eq!(code_role(path), CodeRole::Test, "{path}");
+        }
+        for path in [
+            "src/docs.rs",
+            "src/examples.py",
+            "pkg/benchmark.py",
+            "docstring/a.py",
+        ] {
+            assert_eq!(code_role(path), CodeRole::Implementation, "{path}");
+        }
     }
 
     #[test]

@@ -151,6 +151,7 @@ pub(super) async fn run(
         for instance in group {
             scored += 1;
             let mut ranks = serde_json::Map::new();
+            let mut tops = serde_json::Map::new();
             for (s, system) in systems.iter().enumerate() {
                 if system.needs_dense() && model.is_none() {
                     continue;
@@ -170,8 +171,17 @@ pub(super) async fn run(
                     }
                 }
                 ranks.insert(system.name.clone(), json!(worst));
+                tops.insert(
+                    system.name.clone(),
+                    json!(&ranked_files[..ranked_files.len().min(5)]),
+                );
             }
-            per_instance.push(json!({ "instance": instance.id, "goldFileRank": ranks }));
+            per_instance.push(json!({
+                "instance": instance.id,
+                "goldFileRank": ranks,
+                "gold": instance.gold,
+                "topFiles": tops,
+            }));
         }
     }
     if !missing.is_empty() {

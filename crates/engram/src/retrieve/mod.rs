@@ -268,7 +268,9 @@ impl<D: Database> Engram<D> {
             },
             graph: query.mode == SearchMode::Hybrid
                 && query.stages.graph
-                && (!analysis.identifiers.is_empty() || !query.context.recent_files.is_empty()),
+                && (!analysis.identifiers.is_empty()
+                    || !query.context.recent_files.is_empty()
+                    || !analysis.named_files.is_empty()),
             adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
         }
     }
@@ -436,6 +438,13 @@ impl<D: Database> Engram<D> {
         set(
             param::RECENT_FILES,
             Value::from(serde_json::to_string(&query.context.recent_files).unwrap_or_default()),
+        );
+        // The files the query names: those of the project find their memories (not their
+        // neighbours: a traceback names many files, and their neighbourhoods are most of
+        // the project); the other suffixes match nothing.
+        set(
+            param::NAMED_FILES,
+            Value::from(serde_json::to_string(&analysis.named_files).unwrap_or_default()),
         );
         set(param::FILES, json_list(&query.files));
         set(param::MODULES, json_list(&query.modules));

@@ -55,8 +55,10 @@ pub(crate) mod param {
     pub const KEYWORD_PICK: usize = 23;
     /// The change-log position the resident keywords reflect.
     pub const KEYWORD_SEQ: usize = 24;
+    /// JSON array of the path suffixes of the files the query names.
+    pub const NAMED_FILES: usize = 25;
     /// How many parameters the statement binds.
-    pub const COUNT: usize = 24;
+    pub const COUNT: usize = 25;
 }
 
 /// How the dense path finds neighbours.
@@ -257,6 +259,8 @@ CROSS JOIN graph_nodes n INDEXED BY idx_gn_short_name ON n.project_id = ?{PROJEC
 AND {short_name} = names.name WHERE n.stale_at IS NULL), \
 symw AS MATERIALIZED (SELECT node, file, 1.0 / COUNT(*) OVER (PARTITION BY name) AS w FROM sym), \
 recent AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{RECENT_FILES})), \
+named AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{NAMED_FILES}) \
+WHERE value NOT IN (SELECT path FROM recent)), \
 near AS MATERIALIZED (\
 SELECT nto.file_path AS file FROM recent \
 CROSS JOIN graph_nodes nfrom INDEXED BY idx_gn_file ON nfrom.project_id = ?{PROJECT} AND nfrom.file_path = recent.path \
@@ -283,6 +287,9 @@ CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = symw.file
 UNION ALL \
 SELECT mf.memory_id, 0.5 FROM recent \
 CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = recent.path \
+UNION ALL \
+SELECT mf.memory_id, 0.5 FROM named \
+CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = named.path \
 UNION ALL \
 SELECT mf.memory_id, 0.3 FROM near \
 CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = near.file \
