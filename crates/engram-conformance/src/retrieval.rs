@@ -17,6 +17,14 @@ pub struct RetrievalOutcome {
     pub rankings: Vec<Vec<(String, bool)>>,
 }
 
+/// The hit of `response` whose memory holds `content`.
+fn hit_with<'a>(
+    response: &'a engram::SearchResponse,
+    content: &str,
+) -> Option<&'a engram::SearchHit> {
+    response.hits.iter().find(|h| h.memory.content == content)
+}
+
 fn memory(content: &str, files: &[&str], node: Option<&str>) -> NewMemory {
     let mut m = NewMemory::new(MemoryType::Gotcha, content);
     m.related_files = files.iter().map(|f| f.to_string()).collect();
@@ -85,12 +93,8 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     assert!(near.hits.iter().all(|h| h.breakdown.graph.is_some()));
     // Equal evidence, equal rank: both neighbours score the same in the graph path and
     // share its rank 2, so neither gets a larger share of the fusion for its (random) id.
-    let graph_rank = |content: &str| {
-        near.hits
-            .iter()
-            .find(|h| h.memory.content == content)
-            .and_then(|h| h.breakdown.graph.map(|g| g.rank))
-    };
+    let graph_rank =
+        |content: &str| hit_with(&near, content).and_then(|h| h.breakdown.graph.map(|g| g.rank));
     assert_eq!(graph_rank(&on_db.content), Some(2), "{near:#?}");
     assert_eq!(graph_rank(&on_routes.content), Some(2), "{near:#?}");
 
@@ -104,13 +108,8 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
         .await
         .expect("search");
     run(&framed);
-    let graph_hit = |content: &str| {
-        framed
-            .hits
-            .iter()
-            .find(|h| h.memory.content == content)
-            .is_some_and(|h| h.breakdown.graph.is_some())
-    };
+    let graph_hit =
+        |content: &str| hit_with(&framed, content).is_some_and(|h| h.breakdown.graph.is_some());
     assert!(graph_hit(&on_db.content), "{framed:#?}");
     assert!(!graph_hit(&on_get_user.content), "{framed:#?}");
     assert!(!graph_hit(&on_routes.content), "{framed:#?}");
@@ -123,11 +122,7 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     let off = engram.search(&off).await.expect("search");
     run(&off);
     assert!(off.hits.iter().all(|h| h.breakdown.graph.is_none()));
-    let without = off
-        .hits
-        .iter()
-        .find(|h| h.memory.content == on_get_user.content)
-        .map_or(0.0, |h| h.score);
+    let without = hit_with(&off, &on_get_user.content).map_or(0.0, |h| h.score);
     assert!(
         without < named.hits[0].score,
         "{without} vs {}",
@@ -193,11 +188,7 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     assert_eq!(boosted.hits.len(), 13);
     run(&boosted);
     let hit = |content: &str| {
-        boosted
-            .hits
-            .iter()
-            .find(|h| h.memory.content == content)
-            .unwrap_or_else(|| panic!("{content} not found: {boosted:#?}"))
+        hit_with(&boosted, content).unwrap_or_else(|| panic!("{content} not found: {boosted:#?}"))
     };
     for neighbour in [&graph_neighbour, &co_accessed] {
         let b = &hit(&neighbour.content).breakdown;
@@ -210,11 +201,7 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     // db.ts changes on disk: its links to users.ts stop counting until it is re-indexed;
     // co-access is not the code graph's and still counts.
     let boost_of = |response: &engram::SearchResponse, m: &NewMemory| {
-        response
-            .hits
-            .iter()
-            .find(|h| h.memory.content == m.content)
-            .map(|h| h.breakdown.graph_boost)
+        hit_with(response, &m.content).map(|h| h.breakdown.graph_boost)
     };
     engram
         .mark_stale(&["src/db.ts".into()])

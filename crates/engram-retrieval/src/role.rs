@@ -62,15 +62,22 @@ pub enum CodeRole {
 /// ```
 pub fn code_role(path: &str) -> CodeRole {
     if is_test_path(path) {
-        return CodeRole::Test;
-    }
-    let mut parts = path.split(['/', '\\']).filter(|p| !p.is_empty());
-    parts.next_back();
-    if parts.any(|dir| EXAMPLE_DIRECTORIES.contains(&dir)) {
+        CodeRole::Test
+    } else if split_path(path)
+        .is_some_and(|(mut dirs, _)| dirs.any(|dir| EXAMPLE_DIRECTORIES.contains(&dir)))
+    {
         CodeRole::Example
     } else {
         CodeRole::Implementation
     }
+}
+
+/// `path`'s directories (either separator, empty parts skipped) and its file name; `None`
+/// for an empty path.
+fn split_path(path: &str) -> Option<(impl Iterator<Item = &str>, &str)> {
+    let mut parts = path.split(['/', '\\']).filter(|p| !p.is_empty());
+    let name = parts.next_back()?;
+    Some((parts, name))
 }
 
 /// Whether `path` is a test file by the conventions of the languages engram indexes:
@@ -87,11 +94,10 @@ pub fn code_role(path: &str) -> CodeRole {
 /// assert!(!is_test_path("src/contest.py"));
 /// ```
 pub fn is_test_path(path: &str) -> bool {
-    let mut parts = path.split(['/', '\\']).filter(|p| !p.is_empty());
-    let Some(name) = parts.next_back() else {
+    let Some((mut dirs, name)) = split_path(path) else {
         return false;
     };
-    if parts.any(|dir| TEST_DIRECTORIES.contains(&dir)) {
+    if dirs.any(|dir| TEST_DIRECTORIES.contains(&dir)) {
         return true;
     }
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
