@@ -25,6 +25,24 @@ fn hit_with<'a>(
     response.hits.iter().find(|h| h.memory.content == content)
 }
 
+/// The graph path's metric for each memory of `contents` on `text` (0 when not a graph
+/// hit).
+async fn graph_metrics<D: Database, const N: usize>(
+    engram: &Engram<D>,
+    text: &str,
+    contents: [&str; N],
+) -> [f64; N] {
+    let response = engram
+        .search(&SearchQuery::new(text))
+        .await
+        .expect("search");
+    contents.map(|content| {
+        hit_with(&response, content)
+            .and_then(|h| h.breakdown.graph.map(|g| g.metric))
+            .unwrap_or(0.0)
+    })
+}
+
 fn memory(content: &str, files: &[&str], node: Option<&str>) -> NewMemory {
     let mut m = NewMemory::new(MemoryType::Gotcha, content);
     m.related_files = files.iter().map(|f| f.to_string()).collect();
@@ -114,6 +132,25 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     assert!(!graph_hit(&on_get_user.content), "{framed:#?}");
     assert!(!graph_hit(&on_routes.content), "{framed:#?}");
     assert_eq!(framed.hits[0].memory.content, on_db.content, "{framed:#?}");
+
+    // Names in a report's summary line lead the graph path; the names of its body count
+    // half. routes.ts defines `handler` and db.ts `query`: whichever the first line names
+    // ranks its file's memory first in the graph path.
+    let contents = [on_routes.content.as_str(), on_db.content.as_str()];
+    let [routes, db] = graph_metrics(
+        engram,
+        "`handler` returns too early\nit awaits `query` first",
+        contents,
+    )
+    .await;
+    assert!(routes > db && db > 0.0, "{routes} vs {db}");
+    let [routes, db] = graph_metrics(
+        engram,
+        "`query` returns too early\nthe `handler` awaits it",
+        contents,
+    )
+    .await;
+    assert!(db > routes && routes > 0.0, "{db} vs {routes}");
 
     // Switching the graph path off loses the symbol match: the memory is then found only
     // through its file name in the keyword index (`users` ~ `user`), with a lower score.

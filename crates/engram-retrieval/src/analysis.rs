@@ -18,6 +18,9 @@ pub const MAX_ENRICHED_TOKENS: usize = 15;
 pub const MAX_ENRICHING_TURNS: usize = 3;
 /// Most code names sent to the graph path.
 pub const MAX_IDENTIFIERS: usize = 32;
+/// The graph-path weight of a code name outside the summary line, when the summary line
+/// names code ([`QueryAnalysis::identifier_weights`]).
+pub const BODY_IDENTIFIER_WEIGHT: f64 = 0.5;
 
 /// What kind of question a query is; it sets the path weights of rank fusion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,6 +63,11 @@ pub struct QueryAnalysis {
     pub match_expression: Option<String>,
     /// Code names (identifiers, dotted names and their parts) for the graph path.
     pub identifiers: Vec<String>,
+    /// The `identifiers` the summary line names (the title of a report): what the report
+    /// is about. The rest of a report's names are often the API its example calls to get
+    /// there (`DataArray`, `load_dataset`), defined in the project's busiest files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub summary_identifiers: Vec<String>,
     /// Suffixes of the file paths the query names ([`named_file_paths`]): the graph path
     /// treats the ones that are project files like files the agent touched recently.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -126,10 +134,52 @@ pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
         query_type,
         match_expression: match_expression_of(&tokens),
         tokens,
+        summary_identifiers: summary_line(text)
+            .map(|line| {
+                // Only names that made the cap: the weights cover `identifiers`.
+                self::identifiers(line)
+                    .into_iter()
+                    .filter(|name| identifiers.contains(name))
+                    .collect()
+            })
+            .unwrap_or_default(),
         identifiers,
         named_files: named_file_paths(text),
         enriched_with,
         dense_text,
+    }
+}
+
+impl QueryAnalysis {
+    /// Each of [`identifiers`](Self::identifiers) with its weight in the graph path: 1, or
+    /// [`BODY_IDENTIFIER_WEIGHT`] for a name outside the summary line when the summary
+    /// line names code.
+    ///
+    /// ```
+    /// use engram_retrieval::{analyze, QueryContext};
+    /// let a = analyze(
+    ///     "`polyval` is wrong for timedelta64\nxr.DataArray(values).polyval()",
+    ///     &QueryContext::default(),
+    /// );
+    /// assert_eq!(a.summary_identifiers, ["polyval"]);
+    /// let weights = a.identifier_weights();
+    /// assert!(weights.contains(&("polyval", 1.0)));
+    /// assert!(weights.contains(&("DataArray", 0.5)));
+    /// ```
+    pub fn identifier_weights(&self) -> Vec<(&str, f64)> {
+        self.identifiers
+            .iter()
+            .map(|name| {
+                let in_summary =
+                    self.summary_identifiers.is_empty() || self.summary_identifiers.contains(name);
+                let weight = if in_summary {
+                    1.0
+                } else {
+                    BODY_IDENTIFIER_WEIGHT
+                };
+                (name.as_str(), weight)
+            })
+            .collect()
     }
 }
 
@@ -436,6 +486,30 @@ mod tests {
         let b = analyze(&line, &QueryContext::default());
         assert!(b.tokens.contains(&"twice".to_owned()), "{:?}", b.tokens);
         assert!(!b.tokens.contains(&"once39".to_owned()));
+    }
+
+    #[test]
+    fn names_outside_a_summary_that_names_code_weigh_half() {
+        let weight_of = |text: &str, name: &str| {
+            let a = analyze(text, &QueryContext::default());
+            let weights = a.identifier_weights();
+            assert_eq!(weights.len(), a.identifiers.len());
+            weights.iter().find(|(n, _)| *n == name).map(|(_, w)| *w)
+        };
+        let report = "xr.where(cond, keep_attrs=True) drops attrs\nds = load_dataset('air')";
+        assert_eq!(weight_of(report, "keep_attrs"), Some(1.0));
+        assert_eq!(weight_of(report, "xr.where"), Some(1.0));
+        assert_eq!(
+            weight_of(report, "load_dataset"),
+            Some(BODY_IDENTIFIER_WEIGHT)
+        );
+        // A summary without code, or a one-line query, leaves every name whole.
+        let prose = "attributes are lost\nds = load_dataset('air')";
+        assert_eq!(weight_of(prose, "load_dataset"), Some(1.0));
+        assert_eq!(
+            weight_of("load_dataset and keep_attrs", "keep_attrs"),
+            Some(1.0)
+        );
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! What a bug report carries besides its point: pasted environment listings (`pip list` /
 //! `pip freeze` / `npm ls` tables, `name==version` pin lists, `name: version` reports such
-//! as `xr.show_versions()`) and the hidden HTML comments of issue templates.
+//! as `xr.show_versions()`), and what issue templates put in every report: their hidden
+//! HTML comments and their task lists.
 //!
 //! A listing names every package installed, so its words are about the environment, not
 //! the problem: dozens of package names crowd the keyword path's token budget and the
 //! dense model's window, and the few that are also words of the code base (`attrs`,
 //! `packaging`, `coverage`) pull in unrelated chunks. A template's comment is the same
 //! text in every report of a project ("please post a minimal, complete and verifiable
-//! example"), and the rendered issue does not show it, so the reporter never said it.
-//! Query analysis drops both before it looks at the text.
+//! example"), and the rendered issue does not show it, so the reporter never said it; a
+//! template's task list is ticked, not written. Query analysis drops all three before it
+//! looks at the text.
 
 use std::borrow::Cow;
 
@@ -21,8 +23,9 @@ pub const MIN_PINS: usize = 3;
 /// Words a value in a `name: value` version report may be instead of a version.
 const ABSENT_VERSIONS: [&str; 4] = ["None", "installed", "unknown", "N/A"];
 
-/// `text` without its HTML comments ([`without_comments`]) and then without its
-/// environment listings ([`without_listings`]). Borrowed when nothing is dropped.
+/// `text` without its HTML comments ([`without_comments`]), its environment listings
+/// ([`without_listings`]) and its task lists ([`without_task_lists`]). Borrowed when
+/// nothing is dropped.
 ///
 /// ```
 /// use engram_retrieval::noise::without_noise;
@@ -31,9 +34,15 @@ const ABSENT_VERSIONS: [&str; 4] = ["None", "installed", "unknown", "N/A"];
 /// assert_eq!(without_noise(report), "merge drops attrs\n\nsee merge.py");
 /// ```
 pub fn without_noise(text: &str) -> Cow<'_, str> {
-    match without_comments(text) {
-        Cow::Borrowed(text) => without_listings(text),
-        Cow::Owned(text) => Cow::Owned(without_listings(&text).into_owned()),
+    let text = then(without_comments(text), without_listings);
+    then(text, without_task_lists)
+}
+
+/// `step` applied to `text`, borrowing from the original while nothing is dropped.
+fn then<'a>(text: Cow<'a, str>, step: fn(&str) -> Cow<'_, str>) -> Cow<'a, str> {
+    match text {
+        Cow::Borrowed(text) => step(text),
+        Cow::Owned(text) => Cow::Owned(step(&text).into_owned()),
     }
 }
 
@@ -88,12 +97,35 @@ pub fn without_listings(text: &str) -> Cow<'_, str> {
         is_listing_row(line).then_some(true)
     });
     drop_runs(&lines, &mut drop, report_row);
+    without_marked(text, &lines, &drop)
+}
+
+/// `text` without its task lists: runs of at least [`MIN_LISTING_ROWS`] Markdown task
+/// items (`- [x] …`, `* [ ] …`; blank lines inside continue a run). In a report these are
+/// the template's confirmations ("a detailed description of the bug", "minimal example"),
+/// the same words in every report of the project. Borrowed when nothing is dropped.
+///
+/// ```
+/// use engram_retrieval::noise::without_task_lists;
+/// let report = "where drops attrs\n- [X] Minimal example\n- [X] Complete example\n\
+///               - [ ] New issue\nsee merge";
+/// assert_eq!(without_task_lists(report), "where drops attrs\nsee merge");
+/// ```
+pub fn without_task_lists(text: &str) -> Cow<'_, str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut drop = vec![false; lines.len()];
+    drop_runs(&lines, &mut drop, |line| is_task_item(line).then_some(true));
+    without_marked(text, &lines, &drop)
+}
+
+/// `text` without the `lines` marked in `drop`; borrowed when none is.
+fn without_marked<'a>(text: &'a str, lines: &[&str], drop: &[bool]) -> Cow<'a, str> {
     if !drop.contains(&true) {
         return Cow::Borrowed(text);
     }
     let kept: Vec<&str> = lines
         .iter()
-        .zip(&drop)
+        .zip(drop)
         .filter(|(_, dropped)| !**dropped)
         .map(|(line, _)| *line)
         .collect();
@@ -124,6 +156,16 @@ fn drop_runs(lines: &[&str], drop: &mut [bool], member: impl Fn(&str) -> Option<
         }
         counted = 0;
     }
+}
+
+/// A Markdown task-list item: `- [ ] …`, `* [x] …`.
+fn is_task_item(line: &str) -> bool {
+    let line = line.trim_start();
+    let Some(rest) = line.strip_prefix(['-', '*', '+']) else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    ["[ ]", "[x]", "[X]"].iter().any(|b| rest.starts_with(b))
 }
 
 /// A `name version [location]` table row or a single pin `name==version`.
@@ -251,5 +293,37 @@ mod tests {
         ] {
             assert_eq!(without_listings(text), text, "{text}");
         }
+    }
+
+    #[test]
+    fn task_lists_go_in_runs_of_three_whatever_their_marker() {
+        let template = "tearDown runs for skipped classes\n\
+                        - [x] a detailed description of the bug\n\
+                        * [ ] output of pip list\n\n\
+                          + [X] minimal example if possible\n\
+                        the fixture";
+        assert_eq!(
+            without_task_lists(template),
+            "tearDown runs for skipped classes\nthe fixture"
+        );
+        // Two items are the reporter's own; so is a list that is not a task list.
+        for text in [
+            "- [x] parse_config handles empty files\n- [ ] and comments",
+            "- one\n- two\n- three",
+            "- [link](x)\n- [y] z\n- [ ]",
+        ] {
+            assert!(
+                matches!(without_task_lists(text), Cow::Borrowed(_)),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn noise_of_every_kind_goes_in_one_pass() {
+        let report = "where drops attrs\n<!-- fill this in -->\n- [X] Minimal\n- [X] Complete\n\
+                      - [X] Verifiable\nnumpy: 1.16.1\npandas: 0.23.4\nscipy: None\nsee merge";
+        assert_eq!(without_noise(report), "where drops attrs\n\nsee merge");
+        assert!(matches!(without_noise("plain text"), Cow::Borrowed(_)));
     }
 }

@@ -9,7 +9,7 @@ use engram::{EngramError, MemoryType, NewMemory};
 use engram_core::ChunkMeta;
 use serde_json::{json, Value};
 
-use super::{cached_model, percentile, report, timed_search, EvalArgs, System};
+use super::{cached_model, percentile, report, timed_search, warm_query, EvalArgs, System};
 use crate::{CliError, Target};
 
 pub(super) async fn run(
@@ -115,6 +115,13 @@ pub(super) async fn run(
         );
     }
 
+    for (text, _) in &queries {
+        warm_query(&engram, systems, text).await?;
+    }
+    if let Some(e) = &embedder {
+        e.flush()
+            .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
+    }
     let verbose = std::env::var_os("ENGRAM_VERBOSE").is_some();
     let mut per_query = Vec::new();
     let mut rows = Vec::new();

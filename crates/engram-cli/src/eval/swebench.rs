@@ -2,7 +2,7 @@
 //! pytest release nearest its commit (chunks as memories, plus the code graph); a system
 //! succeeds at k when every file the real fix changed is among its top k files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -11,7 +11,9 @@ use engram_code::{chunk_file, definition_id, outline_file, Chunk, ChunkOptions, 
 use engram_core::ChunkMeta;
 use serde_json::{json, Value};
 
-use super::{cached_model, home_cache, percentile, report, timed_search, EvalArgs, System};
+use super::{
+    cached_model, home_cache, percentile, report, timed_search, warm_query, EvalArgs, System,
+};
 use crate::{CliError, Target};
 
 /// Characters of each chunk's contextual text the dense path embeds: the prefix (file,
@@ -144,10 +146,18 @@ pub(super) async fn run(
         let seconds = started.elapsed().as_secs_f64();
         index_seconds += seconds;
         eprintln!(
-            "pytest {version}: {} files, {chunks} chunks indexed in {seconds:.1}s ({} instances)",
+            "{} {version}: {} files, {chunks} chunks indexed in {seconds:.1}s ({} instances)",
+            group.first().map_or("pytest", |i| project_of(&i.id)),
             files.len(),
             group.len()
         );
+        for instance in group {
+            warm_query(&engram, systems, &instance.problem).await?;
+        }
+        if let Some(e) = &embedder {
+            e.flush()
+                .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
+        }
         for instance in group {
             scored += 1;
             let mut ranks = serde_json::Map::new();
@@ -212,10 +222,13 @@ pub(super) async fn run(
             eprintln!("{row}");
         }
     }
+    let projects: BTreeSet<&str> = instances.iter().map(|i| project_of(&i.id)).collect();
+    let projects: Vec<&str> = projects.into_iter().collect();
     report(
         &format!(
-            "SWE-bench dev, pytest file localization: {scored} instances over {} releases \
+            "SWE-bench dev, {} file localization: {scored} instances over {} releases \
              (Acc@k: every gold file in the top k files)",
+            projects.join(", "),
             by_version.len()
         ),
         &["Acc@1", "Acc@5", "Acc@10"],
@@ -314,4 +327,23 @@ fn chunk_memory(chunk: &Chunk, outline: Option<&FileOutline>) -> NewMemory {
         context_prefix: Some(prefix),
     });
     memory
+}
+
+/// The project an instance id names: `pydata__xarray-4075` → `xarray`.
+fn project_of(id: &str) -> &str {
+    id.split_once("__")
+        .and_then(|(_, rest)| rest.rsplit_once('-'))
+        .map_or(id, |(name, _)| name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::project_of;
+
+    #[test]
+    fn an_instance_id_names_its_project() {
+        assert_eq!(project_of("pydata__xarray-4075"), "xarray");
+        assert_eq!(project_of("pytest-dev__pytest-10081"), "pytest");
+        assert_eq!(project_of("odd"), "odd");
+    }
 }

@@ -36,6 +36,16 @@ fn json_list<T: serde::Serialize>(items: &[T]) -> Value {
     }
 }
 
+/// `{"name": weight, …}`: the graph path reads each name as `key` and its weight as
+/// `value` of `json_each`.
+fn json_weights(weights: &[(&str, f64)]) -> Value {
+    let object: serde_json::Map<String, serde_json::Value> = weights
+        .iter()
+        .map(|(name, weight)| ((*name).to_owned(), serde_json::Value::from(*weight)))
+        .collect();
+    Value::from(serde_json::Value::Object(object).to_string())
+}
+
 impl<D: Database> Engram<D> {
     /// Searches live memories through the full pipeline (SPEC §6): query analysis, keyword,
     /// dense and graph candidates in one round trip, weighted reciprocal rank fusion, the
@@ -433,7 +443,7 @@ impl<D: Database> Engram<D> {
         set(param::TYPES, json_list(&types));
         set(
             param::IDENTIFIERS,
-            Value::from(serde_json::to_string(&analysis.identifiers).unwrap_or_default()),
+            json_weights(&analysis.identifier_weights()),
         );
         set(
             param::RECENT_FILES,

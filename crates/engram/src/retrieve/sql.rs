@@ -29,6 +29,7 @@ pub(crate) mod param {
     pub const MODEL: usize = 4;
     pub const DIMS: usize = 5;
     pub const TYPES: usize = 6;
+    /// JSON object of the code names the graph path looks up, each with its weight.
     pub const IDENTIFIERS: usize = 7;
     pub const RECENT_FILES: usize = 8;
     pub const FILES: usize = 9;
@@ -248,16 +249,16 @@ UNION ALL SELECT id, metric FROM ({})), ",
     let short_name = NODE_SHORT_NAME.replace("label", "n.label");
     let graph_ctes = if paths.graph {
         format!(
-            "names AS MATERIALIZED (SELECT DISTINCT value AS name FROM json_each(?{IDENTIFIERS})), \
+            "names AS MATERIALIZED (SELECT key AS name, value AS weight FROM json_each(?{IDENTIFIERS})), \
 sym AS MATERIALIZED (\
-SELECT n.id AS node, n.file_path AS file, names.name AS name FROM names \
+SELECT n.id AS node, n.file_path AS file, names.name AS name, names.weight AS weight FROM names \
 CROSS JOIN graph_nodes n INDEXED BY idx_gn_label ON n.project_id = ?{PROJECT} AND n.label = names.name \
 WHERE n.stale_at IS NULL \
 UNION \
-SELECT n.id, n.file_path, names.name FROM names \
+SELECT n.id, n.file_path, names.name, names.weight FROM names \
 CROSS JOIN graph_nodes n INDEXED BY idx_gn_short_name ON n.project_id = ?{PROJECT} \
 AND {short_name} = names.name WHERE n.stale_at IS NULL), \
-symw AS MATERIALIZED (SELECT node, file, 1.0 / COUNT(*) OVER (PARTITION BY name) AS w FROM sym), \
+symw AS MATERIALIZED (SELECT node, file, weight / COUNT(*) OVER (PARTITION BY name) AS w FROM sym), \
 recent AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{RECENT_FILES})), \
 named AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{NAMED_FILES}) \
 WHERE value NOT IN (SELECT path FROM recent)), \
