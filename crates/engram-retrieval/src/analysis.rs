@@ -4,7 +4,7 @@
 use engram_core::query::{self, is_stop_word, match_expression_of, token_counts};
 use serde::{Deserialize, Serialize};
 
-use crate::named_files::named_file_paths;
+use crate::named_files::{named_file_paths, FILE_EXTENSIONS};
 use crate::noise::without_noise;
 
 /// Most tokens a MATCH expression gets.
@@ -294,7 +294,7 @@ pub fn identifiers(text: &str) -> Vec<String> {
             }
             let parts: Vec<&str> = word.split('.').filter(|p| !p.is_empty()).collect();
             if parts.len() > 1 {
-                if is_source_file(&parts) {
+                if is_file_name(&parts) {
                     push_name(&mut names, parts[0]);
                     continue;
                 }
@@ -331,12 +331,10 @@ fn push_name(names: &mut Vec<String>, name: &str) {
     }
 }
 
-fn is_source_file(parts: &[&str]) -> bool {
-    const EXTENSIONS: &[&str] = &[
-        "py", "rs", "ts", "tsx", "js", "jsx", "go", "java", "rb", "c", "h", "cpp", "md", "toml",
-        "json", "yaml", "yml", "ex", "exs",
-    ];
-    parts.len() == 2 && EXTENSIONS.contains(&parts[1])
+/// `name.ext` with an extension of a project file (`conftest.py`, `tox.ini`): its stem
+/// names a module, its extension nothing.
+fn is_file_name(parts: &[&str]) -> bool {
+    parts.len() == 2 && FILE_EXTENSIONS.contains(&parts[1])
 }
 
 /// A part of a dotted name: starts with a letter or underscore, at least 2 characters.
@@ -524,5 +522,11 @@ mod tests {
         );
         assert_eq!(identifiers("see `monkeypatch`"), ["monkeypatch"]);
         assert_eq!(identifiers("in src/_pytest/python_api.py"), ["python_api"]);
+        // A file name gives its stem, whatever kind of project file it is.
+        assert_eq!(
+            identifiers("set in tox.ini and setup.cfg, not conftest.py"),
+            ["tox", "setup", "conftest"]
+        );
+        assert_eq!(identifiers("xr.Dataset"), ["xr.Dataset", "Dataset"]);
     }
 }

@@ -15,7 +15,7 @@ pub const MAX_PATH_DEPTH: usize = 6;
 
 /// Extensions that make a word without a directory a file name (`conftest.py`), rather
 /// than a dotted name (`xr.Dataset`) or a host (`github.com`).
-const FILE_EXTENSIONS: &[&str] = &[
+pub(crate) const FILE_EXTENSIONS: &[&str] = &[
     "py", "pyi", "rs", "ts", "tsx", "js", "jsx", "mjs", "cjs", "go", "java", "kt", "rb", "c", "h",
     "cc", "cpp", "hpp", "cs", "swift", "php", "md", "rst", "toml", "json", "yaml", "yml", "cfg",
     "ini", "txt", "ex", "exs",
