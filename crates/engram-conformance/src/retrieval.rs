@@ -136,21 +136,22 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     // Names in a report's summary line lead the graph path; the names of its body count
     // half. routes.ts defines `handler` and db.ts `query`: whichever the first line names
     // ranks its file's memory first in the graph path.
-    let contents = [on_routes.content.as_str(), on_db.content.as_str()];
-    let [routes, db] = graph_metrics(
-        engram,
-        "`handler` returns too early\nit awaits `query` first",
-        contents,
-    )
-    .await;
-    assert!(routes > db && db > 0.0, "{routes} vs {db}");
-    let [routes, db] = graph_metrics(
-        engram,
-        "`query` returns too early\nthe `handler` awaits it",
-        contents,
-    )
-    .await;
-    assert!(db > routes && routes > 0.0, "{db} vs {routes}");
+    let (routes, db) = (on_routes.content.as_str(), on_db.content.as_str());
+    for (text, leader, follower) in [
+        (
+            "`handler` returns too early\nit awaits `query` first",
+            routes,
+            db,
+        ),
+        (
+            "`query` returns too early\nthe `handler` awaits it",
+            db,
+            routes,
+        ),
+    ] {
+        let [lead, follow] = graph_metrics(engram, text, [leader, follower]).await;
+        assert!(lead > follow && follow > 0.0, "{text}: {lead} vs {follow}");
+    }
 
     // Switching the graph path off loses the symbol match: the memory is then found only
     // through its file name in the keyword index (`users` ~ `user`), with a lower score.

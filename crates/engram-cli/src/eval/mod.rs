@@ -306,7 +306,6 @@ pub(crate) fn report(title: &str, columns: &[&str], rows: &[Value], extra: Value
     }
 }
 
-/// Runs `query` on `engram` and times it.
 /// Searches `text` once, untimed, with the first system that embeds the query: the timed
 /// searches then find its vector in the vector cache, so their latency is the search's
 /// whether or not an earlier run had cached the query (embedding is timed in the bench).
