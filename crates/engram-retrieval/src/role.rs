@@ -163,24 +163,20 @@ mod tests {
 
     #[test]
     fn roles_by_directory() {
-        for path in [
-            "examples/a.rs",
-            "benches/search.rs",
-            "bench/bench.py",
-            "doc/en/conf.py",
+        use CodeRole::{Example, Implementation, Test};
+        for (path, role) in [
+            ("examples/a.rs", Example),
+            ("benches/search.rs", Example),
+            ("bench/bench.py", Example),
+            ("doc/en/conf.py", Example),
+            ("docs/tests/test_a.py", Test),
+            ("examples/a_test.go", Test),
+            ("src/docs.rs", Implementation),
+            ("src/examples.py", Implementation),
+            ("pkg/benchmark.py", Implementation),
+            ("docstring/a.py", Implementation),
         ] {
-            assert_eq!(code_role(path), CodeRole::Example, "{path}");
-        }
-        for path in ["docs/tests/test_a.py", "examples/a_test.go"] {
-            assert_eq!(code_role(path), CodeRole::Test, "{path}");
-        }
-        for path in [
-            "src/docs.rs",
-            "src/examples.py",
-            "pkg/benchmark.py",
-            "docstring/a.py",
-        ] {
-            assert_eq!(code_role(path), CodeRole::Implementation, "{path}");
+            assert_eq!(code_role(path), role, "{path}");
         }
     }
 

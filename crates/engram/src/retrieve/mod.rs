@@ -32,8 +32,14 @@ fn json_list<T: serde::Serialize>(items: &[T]) -> Value {
     if items.is_empty() {
         Value::Null
     } else {
-        Value::from(serde_json::to_string(items).unwrap_or_else(|_| "[]".into()))
+        json_array(items)
     }
+}
+
+/// `items` as a JSON array, empty or not (for `json_each`, which reads an empty array as
+/// no rows).
+fn json_array<T: serde::Serialize>(items: &[T]) -> Value {
+    Value::from(serde_json::to_string(items).unwrap_or_else(|_| "[]".into()))
 }
 
 /// `{"name": weight, …}`: the graph path reads each name as `key` and its weight as
@@ -445,17 +451,11 @@ impl<D: Database> Engram<D> {
             param::IDENTIFIERS,
             json_weights(&analysis.identifier_weights()),
         );
-        set(
-            param::RECENT_FILES,
-            Value::from(serde_json::to_string(&query.context.recent_files).unwrap_or_default()),
-        );
+        set(param::RECENT_FILES, json_array(&query.context.recent_files));
         // The files the query names: those of the project find their memories (not their
         // neighbours: a traceback names many files, and their neighbourhoods are most of
         // the project); the other suffixes match nothing.
-        set(
-            param::NAMED_FILES,
-            Value::from(serde_json::to_string(&analysis.named_files).unwrap_or_default()),
-        );
+        set(param::NAMED_FILES, json_array(&analysis.named_files));
         set(param::FILES, json_list(&query.files));
         set(param::MODULES, json_list(&query.modules));
         set(
@@ -464,10 +464,7 @@ impl<D: Database> Engram<D> {
         );
         let scopes: Vec<&str> = query.scopes.iter().map(|s| s.as_str()).collect();
         set(param::SCOPES, json_list(&scopes));
-        set(
-            param::EXCLUDE,
-            Value::from(serde_json::to_string(&query.exclude_ids).unwrap_or_default()),
-        );
+        set(param::EXCLUDE, json_array(&query.exclude_ids));
         let limit = i64::from(query.limit);
         set(
             param::KEYWORD_LIMIT,
@@ -486,10 +483,7 @@ impl<D: Database> Engram<D> {
         }
         if let Some(pick) = keyword_pick {
             if let Some(scored) = &pick.scored {
-                set(
-                    param::KEYWORD_PICK,
-                    Value::from(serde_json::to_string(scored).unwrap_or_else(|_| "[]".into())),
-                );
+                set(param::KEYWORD_PICK, json_array(scored));
             }
             set(param::KEYWORD_SEQ, Value::Integer(pick.seq));
             set(
