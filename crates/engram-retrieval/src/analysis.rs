@@ -1,10 +1,12 @@
 //! Query analysis: what kind of question this is, which tokens reach FTS5, which code
 //! names reach the graph, and whether a short prompt borrows words from recent turns.
 
-use engram_core::query::{self, is_stop_word, match_expression_of, token_counts};
+use engram_core::query::{self, match_expression_of, token_counts};
 use serde::{Deserialize, Serialize};
 
-use crate::named_files::{named_file_paths, FILE_EXTENSIONS};
+use crate::code_names::names_code;
+pub use crate::code_names::{identifiers, MAX_IDENTIFIERS};
+use crate::named_files::named_file_paths;
 use crate::noise::without_noise;
 
 /// Most tokens a MATCH expression gets.
@@ -16,8 +18,6 @@ pub const SHORT_PROMPT_TOKENS: usize = 3;
 pub const MAX_ENRICHED_TOKENS: usize = 15;
 /// Most recent user turns used for enrichment.
 pub const MAX_ENRICHING_TURNS: usize = 3;
-/// Most code names sent to the graph path.
-pub const MAX_IDENTIFIERS: usize = 32;
 /// The graph-path weight of a code name outside the summary line, when the summary line
 /// names code ([`QueryAnalysis::identifier_weights`]).
 pub const BODY_IDENTIFIER_WEIGHT: f64 = 0.5;
@@ -187,12 +187,7 @@ impl QueryAnalysis {
 /// Seeds 000 §7: identifiers (camelCase, snake_case, a path) first; then structural when the
 /// agent was just asking the graph; else semantic.
 fn detect_type(text: &str, recent_tools: &[String]) -> QueryType {
-    let chars: Vec<char> = text.chars().collect();
-    let names_code = text.contains('/')
-        || chars.windows(2).any(|w| {
-            (w[0].is_lowercase() && w[1].is_uppercase()) || (w[0] == '_' && w[1].is_lowercase())
-        });
-    if names_code {
+    if names_code(text) {
         return QueryType::Identifier;
     }
     let structural = recent_tools.iter().any(|tool| {
@@ -262,105 +257,6 @@ fn summary_line(text: &str) -> Option<&str> {
     lines.next().map(|_| first)
 }
 
-/// Code names in `text`: words with an underscore or an inner capital, dotted names
-/// (`caplog.clear`) and their parts, words in backticks, and file names
-/// (`src/_pytest/logging.py` gives `logging`). Order of first occurrence, at most
-/// [`MAX_IDENTIFIERS`].
-///
-/// ```
-/// use engram_retrieval::analysis::identifiers;
-/// assert_eq!(
-///     identifiers("`caplog.clear()` breaks get_records, see logging.py"),
-///     ["caplog.clear", "caplog", "clear", "get_records", "logging"]
-/// );
-/// ```
-pub fn identifiers(text: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for (i, segment) in text.split('`').enumerate() {
-        // Odd segments are inside backticks.
-        let in_backticks = i % 2 == 1;
-        for word in
-            segment.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
-        {
-            let word = word.trim_matches(|c| c == '.' || c == '/');
-            if word.is_empty() {
-                continue;
-            }
-            if word.contains('/') {
-                // A path: its file stem names a module.
-                if let Some(stem) = word.rsplit('/').next().and_then(|f| f.split('.').next()) {
-                    push_name(&mut names, stem);
-                }
-                continue;
-            }
-            let parts: Vec<&str> = word.split('.').filter(|p| !p.is_empty()).collect();
-            if parts.len() > 1 {
-                if is_file_name(&parts) {
-                    push_name(&mut names, parts[0]);
-                    continue;
-                }
-                if parts.iter().all(|p| looks_like_name(p)) {
-                    let dotted = parts.join(".");
-                    if names.len() < MAX_IDENTIFIERS && !names.contains(&dotted) {
-                        names.push(dotted);
-                    }
-                    for part in parts {
-                        push_name(&mut names, part);
-                    }
-                }
-                continue;
-            }
-            if in_backticks || is_code_like(word) {
-                push_name(&mut names, word);
-            }
-        }
-    }
-    names
-}
-
-/// Adds a plain (undotted) name of at least three characters that is not a stop word, once.
-fn push_name(names: &mut Vec<String>, name: &str) {
-    let name = name.trim_matches('_');
-    let plain = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    if name.chars().count() >= 3
-        && plain
-        && !is_stop_word(&name.to_lowercase())
-        && names.len() < MAX_IDENTIFIERS
-        && !names.iter().any(|n| n == name)
-    {
-        names.push(name.to_owned());
-    }
-}
-
-/// `name.ext` with an extension of a project file (`conftest.py`, `tox.ini`): its stem
-/// names a module, its extension nothing.
-fn is_file_name(parts: &[&str]) -> bool {
-    parts.len() == 2 && FILE_EXTENSIONS.contains(&parts[1])
-}
-
-/// A part of a dotted name: starts with a letter or underscore, at least 2 characters.
-fn looks_like_name(part: &str) -> bool {
-    part.chars().count() >= 2
-        && part
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && part.chars().all(|c| c.is_alphanumeric() || c == '_')
-}
-
-/// snake_case or camelCase / PascalCase with an inner capital.
-fn is_code_like(word: &str) -> bool {
-    if !looks_like_name(word) {
-        return false;
-    }
-    let chars: Vec<char> = word.chars().collect();
-    let snake = word.trim_matches('_').contains('_');
-    let inner_capital = chars
-        .windows(2)
-        .any(|w| w[0].is_lowercase() && w[1].is_uppercase());
-    snake || inner_capital
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,6 +286,11 @@ mod tests {
         assert_eq!(
             analyze("src/db.rs lock", &none).query_type,
             QueryType::Identifier
+        );
+        // A slash between two words is prose, not a path.
+        assert_eq!(
+            analyze("vote up/down on a shorter `--collect-only`", &none).query_type,
+            QueryType::Semantic
         );
         assert_eq!(
             analyze("what breaks login", &none).query_type,
@@ -509,25 +410,5 @@ mod tests {
             weight_of("load_dataset and keep_attrs", "keep_attrs"),
             Some(1.0)
         );
-    }
-
-    #[test]
-    fn identifiers_skip_prose_and_numbers() {
-        assert_eq!(
-            identifiers("the version is 1.2.3, e.g. now"),
-            Vec::<String>::new()
-        );
-        assert_eq!(
-            identifiers("LogCaptureFixture handles it"),
-            ["LogCaptureFixture"]
-        );
-        assert_eq!(identifiers("see `monkeypatch`"), ["monkeypatch"]);
-        assert_eq!(identifiers("in src/_pytest/python_api.py"), ["python_api"]);
-        // A file name gives its stem, whatever kind of project file it is.
-        assert_eq!(
-            identifiers("set in tox.ini and setup.cfg, not conftest.py"),
-            ["tox", "setup", "conftest"]
-        );
-        assert_eq!(identifiers("xr.Dataset"), ["xr.Dataset", "Dataset"]);
     }
 }

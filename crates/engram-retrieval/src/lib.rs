@@ -25,6 +25,7 @@
 
 pub mod analysis;
 pub mod boost;
+pub mod code_names;
 pub mod diversity;
 pub mod fusion;
 pub mod keyword_index;

@@ -46,6 +46,11 @@ pub struct EvalArgs {
     /// (the sum of reciprocal ranks of the file's chunks).
     #[arg(long, default_value = "best", value_parser = ["best", "rrf"])]
     file_rank: String,
+    /// SWE-bench: print how each system ranked the instances whose id ends with this
+    /// (`pytest-6116`): the query's type, tokens and code names, then the best 20 chunks
+    /// with each path's rank and contribution.
+    #[arg(long)]
+    explain: Option<String>,
     /// Where vectors are cached between runs (default ~/.cache/engram/eval; "none" to
     /// disable).
     #[arg(long)]

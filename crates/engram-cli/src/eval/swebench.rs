@@ -22,6 +22,8 @@ const EMBED_HEAD_CHARS: usize = 600;
 /// Results asked per query (files are ranked by their best result).
 const RESULTS: u32 = 50;
 const KS: [usize; 3] = [1, 5, 10];
+/// Chunks `--explain` prints per system.
+const EXPLAINED_HITS: usize = 20;
 
 struct Instance {
     id: String,
@@ -170,6 +172,13 @@ pub(super) async fn run(
                     timed_search(&engram, &system.query(&instance.problem, RESULTS)).await?;
                 latencies[s].push(ms);
                 let ranked_files = rank_files(&response.hits, &args.file_rank);
+                if args
+                    .explain
+                    .as_deref()
+                    .is_some_and(|x| instance.id.ends_with(x))
+                {
+                    explain(&instance.id, &system.name, &response);
+                }
                 let worst = instance
                     .gold
                     .iter()
@@ -237,6 +246,41 @@ pub(super) async fn run(
         json,
     );
     Ok(())
+}
+
+/// Prints how one system ranked one instance (`--explain`): the query as analysed, then
+/// the best [`EXPLAINED_HITS`] chunks with each path's rank and contribution.
+fn explain(instance: &str, system: &str, response: &engram::SearchResponse) {
+    eprintln!(
+        "{instance} · {system}: {:?} query\n  tokens: {}\n  code names: {}",
+        response.query_type,
+        response.tokens.join(" "),
+        response.identifiers.join(" ")
+    );
+    let path = |p: &Option<engram::PathScore>| {
+        p.as_ref().map_or("-".to_owned(), |p| {
+            format!("#{} {:.4}", p.rank, p.contribution * 100.0)
+        })
+    };
+    eprintln!(
+        "  {:>3} {:>7}  {:<44} {:>12} {:>12} {:>12} {:>6} {:>4}",
+        "", "score", "file", "keyword", "dense", "graph", "boost", "role"
+    );
+    for (i, hit) in response.hits.iter().take(EXPLAINED_HITS).enumerate() {
+        let b = &hit.breakdown;
+        let file = hit.memory.related_files.first().map_or("", String::as_str);
+        eprintln!(
+            "  {:>3} {:>7.4}  {:<44} {:>12} {:>12} {:>12} {:>6.4} {:>4}",
+            i + 1,
+            hit.score * 100.0,
+            file,
+            path(&b.keyword),
+            path(&b.dense),
+            path(&b.graph),
+            b.graph_boost * 100.0,
+            b.role_weight
+        );
+    }
 }
 
 /// Every `.py` file under `root` (paths relative to it, `/`-separated), sorted.
