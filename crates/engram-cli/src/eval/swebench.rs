@@ -283,7 +283,6 @@ fn explain(instance: &str, system: &str, response: &engram::SearchResponse) {
     }
 }
 
-/// Every `.py` file under `root` (paths relative to it, `/`-separated), sorted.
 /// Files in the order their chunks rank them: `best` by each file's best chunk, `rrf` by
 /// the sum of `1 / (60 + rank)` over the file's chunks (a file several chunks point at
 /// outranks one with a single slightly better chunk).
@@ -309,6 +308,7 @@ fn rank_files<'a>(hits: &'a [engram::SearchHit], how: &str) -> Vec<&'a str> {
     order.into_iter().map(|(f, _, _)| f).collect()
 }
 
+/// Every `.py` file under `root` (paths relative to it, `/`-separated), sorted.
 fn python_files(root: &Path) -> Result<Vec<SourceFile>, CliError> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
