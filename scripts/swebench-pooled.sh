@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# File localization over several repositories at once, pooled: poses each repository's
+# SWE-bench dev instances over its own base commits (scripts/swebench-from-git.sh), runs
+# `engram eval swebench --json` on each, and prints every system's Acc@1/5/10 per
+# repository and pooled over all of them (hits out of instances, so small repositories
+# weigh by their size). Needs a local git clone of each repository; not part of CI.
+#   scripts/swebench-pooled.sh pydata/xarray=<git dir> pylint-dev/pylint=<git dir> ...
+# Environment: ENGRAM (the engram binary; default: `engram` on PATH, else the release
+# build), ENGRAM_EVAL_ARGS (more `engram eval` options, e.g. "--systems bm25,full"),
+# KEEP (a folder to keep the posed instances and JSON reports in; default: a temp folder).
+set -euo pipefail
+if [ $# -eq 0 ]; then
+  echo "usage: $0 <owner/name>=<git dir> [<owner/name>=<git dir> ...]" >&2
+  exit 2
+fi
+root="$(cd "$(dirname "$0")/.." && pwd)"
+engram="${ENGRAM:-}"
+if [ -z "$engram" ]; then
+  if command -v engram >/dev/null; then
+    engram=engram
+  else
+    engram="${CARGO_TARGET_DIR:-$root/target}/release/engram"
+  fi
+fi
+[ -x "$(command -v "$engram")" ] || {
+  echo "no engram binary at $engram (cargo build --release -p engram-cli, or set ENGRAM)" >&2
+  exit 1
+}
+work="${KEEP:-$(mktemp -d)}"
+mkdir -p "$work"
+reports=()
+for pair in "$@"; do
+  repo="${pair%%=*}" git="${pair#*=}"
+  if [ "$repo" = "$pair" ] || [ -z "$git" ]; then
+    echo "expected <owner/name>=<git dir>, got: $pair" >&2
+    exit 2
+  fi
+  name="${repo##*/}"
+  echo "== $repo" >&2
+  bash "$root/scripts/swebench-from-git.sh" "$repo" "$git" "$work/$name" >&2
+  # shellcheck disable=SC2086 # ENGRAM_EVAL_ARGS is a list of options
+  "$engram" eval swebench --data "$work/$name/data" --corpora "$work/$name/corpora" \
+    --json ${ENGRAM_EVAL_ARGS:-} >"$work/$name.json"
+  reports+=("$work/$name.json")
+done
+python3 - "${reports[@]}" <<'PY'
+import json, sys
+from collections import defaultdict
+
+ks = ("Acc@1", "Acc@5", "Acc@10")
+pooled = defaultdict(lambda: [0, 0, 0, 0])
+print(f"{'repository':<12} {'system':<13} {'n':>3} " + " ".join(f"{k:>7}" for k in ks))
+for path in sys.argv[1:]:
+    report = json.load(open(path))
+    name = path.rsplit("/", 1)[-1].removesuffix(".json")
+    for row in report["results"]:
+        n = row["instances"]
+        hits = [round(row[k] * n) for k in ks]
+        total = pooled[row["system"]]
+        for i, h in enumerate(hits):
+            total[i] += h
+        total[3] += n
+        print(f"{name:<12} {row['system']:<13} {n:>3} " + " ".join(f"{h:>7}" for h in hits))
+print()
+for system, (a1, a5, a10, n) in pooled.items():
+    print(f"{'pooled':<12} {system:<13} {n:>3} " + " ".join(
+        f"{h / n:>7.3f}" for h in (a1, a5, a10)))
+PY
