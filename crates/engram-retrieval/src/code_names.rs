@@ -15,89 +15,21 @@ use crate::named_files::FILE_EXTENSIONS;
 /// Most code names a query sends to the graph path.
 pub const MAX_IDENTIFIERS: usize = 32;
 
-/// Reserved words and receivers of the languages engram indexes (Python, TypeScript /
-/// JavaScript, Rust, Go). Code pasted into a report is full of them, and no project can
-/// define one. Case matters: `None` and `Self` are reserved, `none` and `self_test` are
-/// not. Kept sorted (byte order) for the binary search.
+/// Words that never name a definition: the reserved words and receivers of Python, and
+/// those of TypeScript / JavaScript, Rust and Go that no indexed language uses as a name
+/// either. Code pasted into a report is full of them. Words one language reserves but
+/// another defines are names: `var` (xarray), `new` (every Rust type), `match`,
+/// `struct` and `enum` (Python modules), `throw` and `catch` (generator and promise
+/// methods). Case matters: `None` and `Self` are reserved, `none` is not. Kept sorted
+/// (byte order) for the binary search.
+#[rustfmt::skip]
 const RESERVED_WORDS: &[&str] = &[
-    "False",
-    "None",
-    "Self",
-    "True",
-    "and",
-    "as",
-    "assert",
-    "async",
-    "await",
-    "break",
-    "case",
-    "catch",
-    "class",
-    "cls",
-    "const",
-    "continue",
-    "crate",
-    "def",
-    "defer",
-    "del",
-    "dyn",
-    "elif",
-    "else",
-    "enum",
-    "except",
-    "export",
-    "extends",
-    "extern",
-    "finally",
-    "fn",
-    "for",
-    "from",
-    "func",
-    "function",
-    "global",
-    "if",
-    "impl",
-    "implements",
-    "import",
-    "in",
-    "instanceof",
-    "interface",
-    "is",
-    "lambda",
-    "let",
-    "loop",
-    "match",
-    "mod",
-    "mut",
-    "new",
-    "nil",
-    "nonlocal",
-    "not",
-    "null",
-    "or",
-    "pass",
-    "pub",
-    "raise",
-    "return",
-    "self",
-    "static",
-    "struct",
-    "super",
-    "switch",
-    "this",
-    "throw",
-    "trait",
-    "try",
-    "typeof",
-    "undefined",
-    "unsafe",
-    "use",
-    "var",
-    "void",
-    "where",
-    "while",
-    "with",
-    "yield",
+    "False", "None", "Self", "True", "and", "as", "assert", "async", "await", "break", "class",
+    "cls", "const", "continue", "crate", "def", "del", "dyn", "elif", "else", "except",
+    "extends", "extern", "finally", "fn", "for", "from", "global", "if", "impl", "implements",
+    "import", "in", "instanceof", "is", "lambda", "let", "mut", "nil", "nonlocal", "not",
+    "null", "or", "pass", "pub", "raise", "return", "self", "this", "try", "typeof",
+    "undefined", "unsafe", "void", "while", "with", "yield",
 ];
 
 /// Code names in `text`: words with an underscore or an inner capital, dotted names
@@ -258,6 +190,22 @@ fn is_code_like(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_one_language_reserves_and_another_defines_stay() {
+        assert_eq!(
+            identifiers("`xr.polyval` and `var` differ; `Foo::new` and `re.match`"),
+            [
+                "xr.polyval",
+                "polyval",
+                "var",
+                "Foo",
+                "new",
+                "re.match",
+                "match"
+            ]
+        );
+    }
 
     #[test]
     fn reserved_words_are_sorted_for_the_binary_search() {
