@@ -90,10 +90,10 @@ pub fn identifiers(text: &str) -> Vec<String> {
 /// Whether `text` names code: a snake_case or camelCase word, or a path (see
 /// [`path_stem`]). Such a query is an identifier query.
 pub(crate) fn names_code(text: &str) -> bool {
-    let chars: Vec<char> = text.chars().collect();
-    let cased = chars.windows(2).any(|w| {
-        (w[0].is_lowercase() && w[1].is_uppercase()) || (w[0] == '_' && w[1].is_lowercase())
-    });
+    let cased = text
+        .chars()
+        .zip(text.chars().skip(1))
+        .any(|(a, b)| (a.is_lowercase() && b.is_uppercase()) || (a == '_' && b.is_lowercase()));
     cased
         || words(text).any(|(word, in_backticks)| {
             word.contains('/') && path_stem(word, in_backticks).is_some()
@@ -104,28 +104,31 @@ pub(crate) fn names_code(text: &str) -> bool {
 /// inside backticks. A fenced block counts (its fences are backticks too), but not the
 /// language its opening fence names: `python` in a fence is a tag, not a module.
 fn words(text: &str) -> impl Iterator<Item = (&str, bool)> {
-    let segments: Vec<&str> = text.split('`').collect();
-    let fenced = |i: usize| i >= 2 && segments[i - 1].is_empty() && segments[i - 2].is_empty();
-    let code: Vec<(&str, bool)> = segments
-        .iter()
+    text.split('`')
         .enumerate()
-        .map(|(i, segment)| {
-            // Odd segments are inside backticks.
+        .scan(0usize, |empty_before, (i, segment)| {
+            // Odd segments are inside backticks; one right after two empty ones opens a
+            // fence (```), and its first line is the fence's language tag.
             let in_backticks = i % 2 == 1;
+            let opens_fence = in_backticks && *empty_before >= 2;
+            *empty_before = if segment.is_empty() {
+                *empty_before + 1
+            } else {
+                0
+            };
             let body = match segment.split_once('\n') {
-                Some((_tag, body)) if in_backticks && fenced(i) => body,
+                Some((_tag, body)) if opens_fence => body,
                 _ => segment,
             };
-            (body, in_backticks)
+            Some((body, in_backticks))
         })
-        .collect();
-    code.into_iter().flat_map(|(segment, in_backticks)| {
-        segment
-            .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
-            .map(|word| word.trim_matches(|c| matches!(c, '.' | '/' | '-')))
-            .filter(|word| !word.is_empty())
-            .map(move |word| (word, in_backticks))
-    })
+        .flat_map(|(segment, in_backticks)| {
+            segment
+                .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
+                .map(|word| word.trim_matches(|c| matches!(c, '.' | '/' | '-')))
+                .filter(|word| !word.is_empty())
+                .map(move |word| (word, in_backticks))
+        })
 }
 
 /// The file stem of a slashed word that is a path: one whose last component is a
@@ -144,11 +147,8 @@ fn path_stem(word: &str, in_backticks: bool) -> Option<&str> {
 /// or underscore, neither a stop word nor a reserved word.
 fn push_name(names: &mut Vec<String>, name: &str) {
     let name = name.trim_matches('_');
-    let plain = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    let starts_like_a_name = name.starts_with(|c: char| c.is_alphabetic() || c == '_');
     if name.chars().count() >= 3
-        && plain
-        && starts_like_a_name
+        && looks_like_name(name)
         && RESERVED_WORDS.binary_search(&name).is_err()
         && !is_stop_word(&name.to_lowercase())
         && names.len() < MAX_IDENTIFIERS

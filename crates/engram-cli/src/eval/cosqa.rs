@@ -9,7 +9,9 @@ use engram::{EngramError, MemoryType, NewMemory};
 use engram_core::ChunkMeta;
 use serde_json::{json, Value};
 
-use super::{cached_model, percentile, report, timed_search, warm_query, EvalArgs, System};
+use super::{
+    cached_model, percentile, report, save_vectors, timed_search, warm_queries, EvalArgs, System,
+};
 use crate::{CliError, Target};
 
 pub(super) async fn run(
@@ -96,10 +98,7 @@ pub(super) async fn run(
             );
         }
     }
-    if let Some(e) = &embedder {
-        e.flush()
-            .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
-    }
+    save_vectors(embedder.as_deref())?;
     let index_seconds = started.elapsed().as_secs_f64();
     eprintln!(
         "indexed in {index_seconds:.1}s ({skipped} functions over the content limit skipped)"
@@ -115,13 +114,13 @@ pub(super) async fn run(
         );
     }
 
-    for (text, _) in &queries {
-        warm_query(&engram, systems, text).await?;
-    }
-    if let Some(e) = &embedder {
-        e.flush()
-            .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
-    }
+    warm_queries(
+        &engram,
+        systems,
+        queries.iter().map(|(text, _)| text.as_str()),
+        embedder.as_deref(),
+    )
+    .await?;
     let verbose = std::env::var_os("ENGRAM_VERBOSE").is_some();
     let mut per_query = Vec::new();
     let mut rows = Vec::new();

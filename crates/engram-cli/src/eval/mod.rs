@@ -311,18 +311,31 @@ pub(crate) fn report(title: &str, columns: &[&str], rows: &[Value], extra: Value
     }
 }
 
-/// Searches `text` once, untimed, with the first system that embeds the query: the timed
-/// searches then find its vector in the vector cache, so their latency is the search's
-/// whether or not an earlier run had cached the query (embedding is timed in the bench).
-pub(crate) async fn warm_query<D: Database>(
+/// Searches each of `texts` once, untimed, with the first system that embeds the query,
+/// then saves their vectors: the timed searches find them in the vector cache, so their
+/// latency is the search's whether or not an earlier run had cached the query (embedding
+/// is timed in the bench).
+pub(crate) async fn warm_queries<'t, D: Database>(
     engram: &Engram<D>,
     systems: &[System],
-    text: &str,
+    texts: impl IntoIterator<Item = &'t str>,
+    embedder: Option<&CachedEmbedder>,
 ) -> Result<(), CliError> {
     if let Some(system) = systems.iter().find(|s| s.needs_dense()) {
-        engram.search(&system.query(text, 1)).await?;
+        for text in texts {
+            engram.search(&system.query(text, 1)).await?;
+        }
     }
-    Ok(())
+    save_vectors(embedder)
+}
+
+/// Writes the vectors embedded since the last write to the vector cache (nothing to do
+/// without a model).
+pub(crate) fn save_vectors(embedder: Option<&CachedEmbedder>) -> Result<(), CliError> {
+    embedder.map_or(Ok(()), |e| {
+        e.flush()
+            .map_err(|e| CliError::Usage(format!("vector cache: {e}")))
+    })
 }
 
 /// `query`'s response and its wall time in milliseconds.

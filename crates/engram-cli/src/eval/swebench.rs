@@ -12,7 +12,8 @@ use engram_core::ChunkMeta;
 use serde_json::{json, Value};
 
 use super::{
-    cached_model, home_cache, percentile, report, timed_search, warm_query, EvalArgs, System,
+    cached_model, home_cache, percentile, report, save_vectors, timed_search, warm_queries,
+    EvalArgs, System,
 };
 use crate::{CliError, Target};
 
@@ -140,9 +141,8 @@ pub(super) async fn run(
         }
         if let Some(e) = &embedder {
             e.head_chars.set(None);
-            e.flush()
-                .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
         }
+        save_vectors(embedder.as_deref())?;
         engram.load_resident_vectors().await?;
         engram.load_resident_keywords().await?;
         let seconds = started.elapsed().as_secs_f64();
@@ -153,13 +153,13 @@ pub(super) async fn run(
             files.len(),
             group.len()
         );
-        for instance in group {
-            warm_query(&engram, systems, &instance.problem).await?;
-        }
-        if let Some(e) = &embedder {
-            e.flush()
-                .map_err(|e| CliError::Usage(format!("vector cache: {e}")))?;
-        }
+        warm_queries(
+            &engram,
+            systems,
+            group.iter().map(|i| i.problem.as_str()),
+            embedder.as_deref(),
+        )
+        .await?;
         for instance in group {
             scored += 1;
             let mut ranks = serde_json::Map::new();
