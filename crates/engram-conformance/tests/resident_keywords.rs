@@ -114,7 +114,20 @@ fn queries(corpus: &[NewMemory]) -> Vec<String> {
         ]
         .map(String::from),
     );
+    queries.push(long_report(corpus));
     queries
+}
+
+/// An issue-like report: a title naming code, then a body pasted from the corpus, long
+/// enough to be cut to the token cap, so that the title's names count twice (a repeated
+/// phrase in the MATCH expression, a repeated term in the resident index).
+fn long_report(corpus: &[NewMemory]) -> String {
+    let mut report = String::from("`PathWeights` and `relative_scale` decide the fused order\n");
+    for memory in corpus.iter().skip(40).take(12) {
+        report.push_str(&memory.content);
+        report.push('\n');
+    }
+    report
 }
 
 async fn search_counted<D: Database>(
@@ -187,6 +200,10 @@ async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() ->
         };
         assert_eq!(ids(&a), ids(&b), "hybrid {query}");
     }
+    let report = long_report(&corpus);
+    let got = resident.search(&keyword(&report)).await.unwrap();
+    assert!(!got.emphasized.is_empty(), "{:?}", got.tokens);
+    assert!(!got.hits.is_empty());
     assert!(
         with_hits + 2 >= queries.len(),
         "{with_hits} of {} found anything",

@@ -119,7 +119,8 @@ export interface StageTimings {
   hyde: number; packing: number; total: number;
 }
 export interface SearchResponse {
-  hits: SearchHit[]; queryType: QueryType; tokens: string[]; identifiers?: string[];
+  hits: SearchHit[]; queryType: QueryType; tokens: string[]; emphasized?: string[];
+  identifiers?: string[];
   enrichedWith?: string[]; candidates: number; packed?: PackedContext; emptyReason?: string;
   hyde?: boolean; timings: StageTimings; warnings?: string[];
 }

@@ -252,6 +252,10 @@ pub struct SearchResponse {
     pub query_type: QueryType,
     /// The sanitized keyword tokens the query was reduced to.
     pub tokens: Vec<String>,
+    /// The `tokens` that counted twice in BM25 (a long report's title words that it also
+    /// uses as code names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub emphasized: Vec<String>,
     /// Code names sent to the graph path.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub identifiers: Vec<String>,

@@ -252,9 +252,10 @@ pub(super) async fn run(
 /// the best [`EXPLAINED_HITS`] chunks with each path's rank and contribution.
 fn explain(instance: &str, system: &str, response: &engram::SearchResponse) {
     eprintln!(
-        "{instance} · {system}: {:?} query\n  tokens: {}\n  code names: {}",
+        "{instance} · {system}: {:?} query\n  tokens: {}\n  counted twice: {}\n  code names: {}",
         response.query_type,
         response.tokens.join(" "),
+        response.emphasized.join(" "),
         response.identifiers.join(" ")
     );
     let path = |p: &Option<engram::PathScore>| {

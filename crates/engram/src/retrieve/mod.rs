@@ -216,6 +216,7 @@ impl<D: Database> Engram<D> {
             hits,
             query_type: analysis.query_type,
             tokens: analysis.tokens,
+            emphasized: analysis.emphasized,
             identifiers: analysis.identifiers,
             enriched_with: analysis.enriched_with,
             candidates: candidate_count,
@@ -248,7 +249,7 @@ impl<D: Database> Engram<D> {
             self.candidate_params(
                 query,
                 &analysis,
-                &MatchTerms::of(&analysis.tokens),
+                &MatchTerms::of(&analysis.match_tokens),
                 vector.as_deref(),
                 Some(&pick),
                 Some(&keyword_pick),
@@ -389,7 +390,7 @@ impl<D: Database> Engram<D> {
             )),
             _ => None,
         };
-        let terms = MatchTerms::of(&analysis.tokens);
+        let terms = MatchTerms::of(&analysis.match_tokens);
         let keyword_pick = match (&self.resident_keywords, paths.keyword) {
             (Some(resident), true) => Some(KeywordPick::from(
                 &resident.borrow(),
