@@ -63,12 +63,8 @@ pub struct QueryAnalysis {
     /// it also uses as code names (what an issue's title says the report is about).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub emphasized: Vec<String>,
-    /// What the keyword path searches for: `tokens`, then `emphasized` once more. FTS5's
-    /// BM25 sums over a query's phrases, so a repeated phrase counts twice.
-    #[serde(skip)]
-    pub match_tokens: Vec<String>,
-    /// The FTS5 MATCH expression built from `match_tokens` only; `None` when nothing is
-    /// searchable (no keyword path then).
+    /// The FTS5 MATCH expression built from [`match_tokens`](Self::match_tokens) only;
+    /// `None` when nothing is searchable (no keyword path then).
     #[serde(skip)]
     pub match_expression: Option<String>,
     /// Code names (identifiers, dotted names and their parts) for the graph path.
@@ -148,7 +144,6 @@ pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
     QueryAnalysis {
         query_type,
         match_expression: match_expression_of(&match_tokens),
-        match_tokens,
         tokens,
         emphasized,
         summary_identifiers: summary
@@ -168,6 +163,12 @@ pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
 }
 
 impl QueryAnalysis {
+    /// What the keyword path searches for: `tokens`, then `emphasized` once more. FTS5's
+    /// BM25 sums over a query's phrases, so a repeated phrase counts twice.
+    pub fn match_tokens(&self) -> impl Iterator<Item = &String> {
+        self.tokens.iter().chain(&self.emphasized)
+    }
+
     /// Each of [`identifiers`](Self::identifiers) with its weight in the graph path: 1, or
     /// [`BODY_IDENTIFIER_WEIGHT`] for a name outside the summary line when the summary
     /// line names code.
@@ -439,7 +440,7 @@ mod tests {
         // `polyval` is a title word the report uses as code; "wrong" is only a word, and
         // `values` is code the title does not mention.
         assert_eq!(a.emphasized, ["polyval"]);
-        assert_eq!(a.match_tokens.len(), a.tokens.len() + 1);
+        assert_eq!(a.match_tokens().count(), a.tokens.len() + 1);
         let expression = a.match_expression.expect("expression");
         assert_eq!(expression.matches("\"polyval\"").count(), 2);
         assert_eq!(expression.matches("\"values\"").count(), 1);
@@ -449,7 +450,7 @@ mod tests {
             &QueryContext::default(),
         );
         assert!(short.emphasized.is_empty());
-        assert_eq!(short.match_tokens, short.tokens);
+        assert!(short.match_tokens().eq(&short.tokens));
     }
 
     #[test]

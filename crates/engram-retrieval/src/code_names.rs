@@ -36,7 +36,9 @@ const RESERVED_WORDS: &[&str] = &[
 /// (`caplog.clear`) and their parts, words in backticks, and file names
 /// (`src/_pytest/logging.py` gives `logging`). Order of first occurrence, at most
 /// [`MAX_IDENTIFIERS`]. Reserved words, names that start with a digit, hyphenated words
-/// and slashed words that are not paths (see [`path_stem`]) are left out.
+/// and slashed words that are not paths are left out: a slashed word is a path when its
+/// last component is a project file (`src/db.rs`), it has at least three components, or
+/// it is in backticks; `up/down` is prose.
 ///
 /// ```
 /// use engram_retrieval::analysis::identifiers;

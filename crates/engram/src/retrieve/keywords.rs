@@ -90,11 +90,11 @@ impl IndexedText {
 pub(super) struct MatchTerms<'a>(Vec<(&'a str, Option<String>)>);
 
 impl<'a> MatchTerms<'a> {
-    /// The terms of the analysis's `tokens`.
-    pub(super) fn of(tokens: &'a [String]) -> Self {
+    /// The terms of the analysis's match tokens.
+    pub(super) fn of(tokens: impl IntoIterator<Item = &'a String>) -> Self {
         MatchTerms(
             tokens
-                .iter()
+                .into_iter()
                 .filter(|t| engram_core::query::is_match_token(t))
                 .map(|t| (t.as_str(), single_term(t)))
                 .collect(),

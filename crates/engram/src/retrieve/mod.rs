@@ -249,7 +249,7 @@ impl<D: Database> Engram<D> {
             self.candidate_params(
                 query,
                 &analysis,
-                &MatchTerms::of(&analysis.match_tokens),
+                &MatchTerms::of(analysis.match_tokens()),
                 vector.as_deref(),
                 Some(&pick),
                 Some(&keyword_pick),
@@ -390,7 +390,7 @@ impl<D: Database> Engram<D> {
             )),
             _ => None,
         };
-        let terms = MatchTerms::of(&analysis.match_tokens);
+        let terms = MatchTerms::of(analysis.match_tokens());
         let keyword_pick = match (&self.resident_keywords, paths.keyword) {
             (Some(resident), true) => Some(KeywordPick::from(
                 &resident.borrow(),
