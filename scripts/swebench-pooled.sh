@@ -44,7 +44,7 @@ for pair in "$@"; do
   reports+=("$work/$name.json")
 done
 python3 - "${reports[@]}" <<'PY'
-import json, sys
+import json, math, sys
 from collections import defaultdict
 
 ks = ("Acc@1", "Acc@5", "Acc@10")
@@ -65,4 +65,22 @@ print()
 for system, (a1, a5, a10, n) in pooled.items():
     print(f"{'pooled':<12} {system:<13} {n:>3} " + " ".join(
         f"{h / n:>7.3f}" for h in (a1, a5, a10)))
+
+# The full pipeline against each other system, instance by instance (the reports'
+# `paired` rows, summed): gold ranked higher / lower / same, and the two-sided sign test.
+paired = defaultdict(lambda: [0, 0, 0])
+for path in sys.argv[1:]:
+    for row in json.load(open(path)).get("paired", []):
+        total = paired[row["baseline"]]
+        total[0] += row["better"]
+        total[1] += row["worse"]
+        total[2] += row["tied"]
+if paired:
+    print()
+    print("pooled, full against each system (gold ranked higher / lower / same; sign test p)")
+for baseline, (better, worse, tied) in paired.items():
+    n = better + worse
+    tail = sum(math.comb(n, i) for i in range(min(better, worse) + 1))
+    p = min(1.0, 2 * tail / 2**n)
+    print(f"  vs {baseline:<13} better {better:>4}  worse {worse:>4}  tied {tied:>4}  p = {p:.3g}")
 PY

@@ -80,16 +80,37 @@ suite "resident vectors' SIMD dot product in wasm (wasm-bindgen-test in Node)" \
   env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --target wasm32-unknown-unknown -p engram-retrieval --test wasm_simd
 suite "storage suite over fetch from wasm (wasm-bindgen-test in Node)" wasm_over_http
+
+# Checks that the eval output's paired line against each named system counts `total`
+# queries (better + worse + tied).
+paired_counts_sum() {
+  local out=$1 total=$2 system sum
+  shift 2
+  for system in "$@"; do
+    sum=$(awk -v s="$system" '$1 == "vs" && $2 == s { print $4 + $6 + $8 }' <<<"$out")
+    if [ "$sum" != "$total" ]; then
+      echo "expected the paired comparison with $system to count $total queries, got '${sum}'"
+      return 1
+    fi
+  done
+}
+
 # The eval harness on a subset (the full runs are in the issue notes): CoSQA with the real
 # model over 20 queries and a 150-function pool; SWE-bench file localization on the first
 # two instances whose pytest release is fetched (4.4.1 on a fresh machine) with keyword and
 # graph paths. Both check that they scored what they were asked to.
 retrieval_eval_subset() {
-  local engram="$CARGO_TARGET_DIR/debug/engram" log lines
+  local engram="$CARGO_TARGET_DIR/debug/engram" log lines out
   log=$(mktemp)
-  ENGRAM_VERBOSE=1 "$engram" eval cosqa --queries 20 --pool 150 --systems bm25,dense,full 2>"$log" ||
+  out=$(ENGRAM_VERBOSE=1 "$engram" eval cosqa --queries 20 --pool 150 --systems bm25,dense,full 2>"$log") ||
     { cat "$log"; rm -f "$log"; return 1; }
   grep -v '^{' "$log" || true
+  echo "$out"
+  # The paired comparison covers every query: better + worse + tied = 20 against each.
+  if [ -n "${ENGRAM_EVAL_DIR:-}" ] && ! paired_counts_sum "$out" 20 bm25 dense; then
+    rm -f "$log"
+    return 1
+  fi
   # With the data present, one JSON line per query and system says where the gold landed.
   lines=$(grep -c '"goldRank"' "$log" || true)
   rm -f "$log"
@@ -97,12 +118,12 @@ retrieval_eval_subset() {
     echo "expected 60 per-query lines from ENGRAM_VERBOSE=1 eval cosqa, got $lines"
     return 1
   fi
-  local out
   out=$("$engram" --no-embed eval swebench --queries 2 --systems bm25,full,no-graph) || return 1
   echo "$out"
-  if [ -n "${ENGRAM_EVAL_DIR:-}" ] && ! grep -q ": 2 instances over" <<<"$out"; then
-    echo "expected the SWE-bench subset to score 2 instances"
-    return 1
+  if [ -n "${ENGRAM_EVAL_DIR:-}" ]; then
+    grep -q ": 2 instances over" <<<"$out" ||
+      { echo "expected the SWE-bench subset to score 2 instances"; return 1; }
+    paired_counts_sum "$out" 2 bm25 no-graph || return 1
   fi
 }
 suite "retrieval eval on a subset (CoSQA, SWE-bench pytest)" retrieval_eval_subset

@@ -10,7 +10,8 @@ use engram_core::ChunkMeta;
 use serde_json::{json, Value};
 
 use super::{
-    cached_model, percentile, report, save_vectors, timed_search, warm_queries, EvalArgs, System,
+    cached_model, percentile, report, save_vectors, timed_search, warm_queries, EvalArgs,
+    GoldRanks, System,
 };
 use crate::{CliError, Target};
 
@@ -124,6 +125,7 @@ pub(super) async fn run(
     let verbose = std::env::var_os("ENGRAM_VERBOSE").is_some();
     let mut per_query = Vec::new();
     let mut rows = Vec::new();
+    let mut ranks: GoldRanks = Vec::new();
     for system in systems {
         if system.needs_dense() && model.is_none() {
             eprintln!("skipping {}: no embedding model", system.name);
@@ -131,6 +133,7 @@ pub(super) async fn run(
         }
         let (mut rr, mut hits) = (0.0, [0usize; 3]);
         let mut latencies = Vec::with_capacity(queries.len());
+        let mut gold_ranks = Vec::with_capacity(queries.len());
         for (text, gold) in &queries {
             let (response, ms) = timed_search(&engram, &system.query(text, 50)).await?;
             latencies.push(ms);
@@ -139,6 +142,7 @@ pub(super) async fn run(
                 .hits
                 .iter()
                 .position(|h| Some(&h.memory.id) == gold_id);
+            gold_ranks.push(found.map(|r| r + 1));
             if verbose {
                 // The gold function's place and what each path ranked it, when it made
                 // the top 50: where a system gains or loses against another.
@@ -161,6 +165,7 @@ pub(super) async fn run(
             }
         }
         latencies.sort_by(f64::total_cmp);
+        ranks.push((system.name.clone(), gold_ranks));
         let n = queries.len().max(1) as f64;
         rows.push(json!({
             "system": system.name,
@@ -184,6 +189,7 @@ pub(super) async fn run(
         ),
         &["MRR", "hit@1", "hit@5", "hit@10"],
         &rows,
+        &ranks,
         json!({ "model": model, "indexSeconds": index_seconds, "functions": id_of.len() }),
         json,
     );

@@ -4,6 +4,7 @@
 
 mod cosqa;
 mod observer;
+mod paired;
 mod swebench;
 mod vectors;
 
@@ -281,12 +282,25 @@ pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Prints one table row per system (or the JSON report).
-pub(crate) fn report(title: &str, columns: &[&str], rows: &[Value], extra: Value, json: bool) {
+/// The gold's 1-based rank in every query, per system, in the order the systems ran:
+/// what the paired comparison reads.
+pub(crate) type GoldRanks = Vec<(String, Vec<Option<usize>>)>;
+
+/// Prints one table row per system, then the full pipeline compared query by query with
+/// each other system (or the JSON report, with the comparison under `paired`).
+pub(crate) fn report(
+    title: &str,
+    columns: &[&str],
+    rows: &[Value],
+    ranks: &GoldRanks,
+    extra: Value,
+    json: bool,
+) {
+    let paired = paired::against_reference(ranks);
     if json {
         say!(
             "{}",
-            json!({ "eval": title, "results": rows, "setup": extra })
+            json!({ "eval": title, "results": rows, "paired": paired, "setup": extra })
         );
         return;
     }
@@ -307,6 +321,9 @@ pub(crate) fn report(title: &str, columns: &[&str], rows: &[Value], extra: Value
             row["p50Ms"].as_f64().unwrap_or(0.0),
             row["p95Ms"].as_f64().unwrap_or(0.0)
         ));
+        say!("{line}");
+    }
+    for line in paired::lines(&paired) {
         say!("{line}");
     }
 }

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::{
     cached_model, home_cache, percentile, report, save_vectors, timed_search, warm_queries,
-    EvalArgs, System,
+    EvalArgs, GoldRanks, System,
 };
 use crate::{CliError, Target};
 
@@ -108,6 +108,7 @@ pub(super) async fn run(
     // Per system: successes at each k, latencies, per-instance ranks of gold files.
     let mut successes: Vec<[usize; 3]> = vec![[0; 3]; systems.len()];
     let mut latencies: Vec<Vec<f64>> = vec![Vec::new(); systems.len()];
+    let mut gold_ranks: Vec<Vec<Option<usize>>> = vec![Vec::new(); systems.len()];
     let mut scored = 0usize;
     let mut per_instance = Vec::new();
     let mut index_seconds = 0.0;
@@ -189,6 +190,7 @@ pub(super) async fn run(
                         successes[s][slot] += 1;
                     }
                 }
+                gold_ranks[s].push(worst);
                 ranks.insert(system.name.clone(), json!(worst));
                 tops.insert(
                     system.name.clone(),
@@ -210,10 +212,12 @@ pub(super) async fn run(
         );
     }
     let mut rows = Vec::new();
+    let mut ranks: GoldRanks = Vec::new();
     for (s, system) in systems.iter().enumerate() {
         if latencies[s].is_empty() {
             continue;
         }
+        ranks.push((system.name.clone(), std::mem::take(&mut gold_ranks[s])));
         latencies[s].sort_by(f64::total_cmp);
         let n = scored.max(1) as f64;
         rows.push(json!({
@@ -242,6 +246,7 @@ pub(super) async fn run(
         ),
         &["Acc@1", "Acc@5", "Acc@10"],
         &rows,
+        &ranks,
         json!({ "model": model, "indexSeconds": index_seconds, "embedHeadChars": EMBED_HEAD_CHARS, "instances": per_instance }),
         json,
     );
