@@ -128,9 +128,10 @@ fn start_service() -> (String, Service) {
 
 const QUERY: &str = "deploy release staging";
 
-/// Memories the keyword path ranks one way and the service another: the more of the
-/// query's words a memory holds, the higher the service puts it, while BM25 favours the
-/// short memories that repeat a rare word.
+/// Memories the keyword path ranks one way and the service another: the service counts
+/// the query's words inside longer words too (`redeployment`, `prereleases`), which the
+/// keyword path's stems do not match, so it puts that memory among its best while BM25
+/// puts it below a memory that repeats `staging`.
 async fn engram_with(reranker: Option<RemoteReranker<ReqwestTransport>>) -> Engram<LocalDatabase> {
     // A private in-memory database: nothing is left behind in the temp dir.
     let db = LocalDatabase::open(":memory:").await.unwrap();
@@ -147,6 +148,7 @@ async fn engram_with(reranker: Option<RemoteReranker<ReqwestTransport>>) -> Engr
         "release notes are generated from commit messages",
         "the staging database is a copy of production from last week",
         "deploy to staging before each release, never straight to production",
+        "redeployment of prereleases goes through the staging queue",
     ] {
         engram
             .remember(NewMemory::new(MemoryType::Gotcha, content))
