@@ -49,13 +49,14 @@ impl Paired {
     pub fn sign_test(&self) -> f64 {
         let n = self.better + self.worse;
         let fewer = self.better.min(self.worse);
-        // P(X = i) for X ~ Binomial(n, 1/2), summed over the tail i ≤ fewer; n is at most
-        // the number of queries (hundreds), so 0.5^n stays a normal f64 up to n = 1022.
-        let mut term = 0.5f64.powi(i32::try_from(n).unwrap_or(i32::MAX));
+        // P(X = i) for X ~ Binomial(n, 1/2), summed over the tail i ≤ fewer. The terms are
+        // built in logarithms: 0.5^n alone underflows from n = 1075, while the terms near
+        // n / 2 are still large.
+        let mut log_term = -(n as f64) * std::f64::consts::LN_2;
         let mut tail = 0.0;
         for i in 0..=fewer {
-            tail += term;
-            term *= (n - i) as f64 / (i + 1) as f64;
+            tail += log_term.exp();
+            log_term += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
         }
         (2.0 * tail).min(1.0)
     }
@@ -177,6 +178,22 @@ mod tests {
         let value = p.sign_test();
         // The exact tail, 2 × Σ_{i ≤ 200} C(500, i) / 2^500, is 8.94e-6.
         assert!((value - 8.94e-6).abs() < 0.01e-6, "{value}");
+        // Past the range of 0.5^n: an even split of 3,000 is as likely as can be, and a
+        // lopsided one is not.
+        let even = Paired {
+            better: 1500,
+            worse: 1500,
+            tied: 0,
+        };
+        assert_eq!(even.sign_test(), 1.0);
+        let lopsided = Paired {
+            better: 1600,
+            worse: 1400,
+            tied: 0,
+        };
+        // z = 100 / sqrt(750) ≈ 3.65: p ≈ 2.7e-4.
+        let value = lopsided.sign_test();
+        assert!(value > 1e-4 && value < 5e-4, "{value}");
     }
 
     #[test]
