@@ -126,74 +126,41 @@ mod tests {
     fn ranks_compare_with_not_found_below_every_rank() {
         let system = [Some(1), Some(3), None, Some(2), None];
         let baseline = [Some(2), Some(1), Some(9), Some(2), None];
-        assert_eq!(
-            Paired::of(&system, &baseline),
-            Paired {
-                better: 1,
-                worse: 2,
-                tied: 2
-            }
-        );
+        assert_eq!(Paired::of(&system, &baseline), split(1, 2, 2));
+    }
+
+    /// A comparison of `better` / `worse` / `tied` queries.
+    fn split(better: usize, worse: usize, tied: usize) -> Paired {
+        Paired {
+            better,
+            worse,
+            tied,
+        }
     }
 
     #[test]
     fn sign_test_matches_the_binomial_tail() {
         // 9 of 10 untied queries one way: 2 × (1 + 10) / 1024.
-        let p = Paired {
-            better: 9,
-            worse: 1,
-            tied: 40,
-        };
+        let p = split(9, 1, 40);
         assert!((p.sign_test() - 22.0 / 1024.0).abs() < 1e-12);
         // An even split is as likely as can be.
-        let even = Paired {
-            better: 5,
-            worse: 5,
-            tied: 0,
-        };
-        assert_eq!(even.sign_test(), 1.0);
+        assert_eq!(split(5, 5, 0).sign_test(), 1.0);
         // Only ties: no evidence either way.
-        let ties = Paired {
-            better: 0,
-            worse: 0,
-            tied: 7,
-        };
-        assert_eq!(ties.sign_test(), 1.0);
+        assert_eq!(split(0, 0, 7).sign_test(), 1.0);
         // Symmetric in the two sides.
-        let flipped = Paired {
-            better: 1,
-            worse: 9,
-            tied: 0,
-        };
-        assert_eq!(flipped.sign_test(), p.sign_test());
+        assert_eq!(split(1, 9, 0).sign_test(), p.sign_test());
     }
 
     #[test]
-    fn sign_test_stays_finite_for_hundreds_of_queries() {
-        let p = Paired {
-            better: 300,
-            worse: 200,
-            tied: 0,
-        };
-        let value = p.sign_test();
-        // The exact tail, 2 × Σ_{i ≤ 200} C(500, i) / 2^500, is 8.94e-6.
-        assert!((value - 8.94e-6).abs() < 0.01e-6, "{value}");
-        // Past the range of 0.5^n: an even split of 3,000 is as likely as can be, and a
-        // lopsided one is not.
-        let even = Paired {
-            better: 1500,
-            worse: 1500,
-            tied: 0,
-        };
-        assert_eq!(even.sign_test(), 1.0);
-        let lopsided = Paired {
-            better: 1600,
-            worse: 1400,
-            tied: 0,
-        };
-        // z = 100 / sqrt(750) ≈ 3.65: p ≈ 2.7e-4.
-        let value = lopsided.sign_test();
-        assert!(value > 1e-4 && value < 5e-4, "{value}");
+    fn sign_test_stays_exact_for_thousands_of_queries() {
+        // The exact tails: 2 × Σ_{i ≤ 200} C(500, i) / 2^500 = 8.940e-6, and
+        // 2 × Σ_{i ≤ 1400} C(3000, i) / 2^3000 = 2.786e-4 (past where 0.5^n underflows).
+        let value = split(300, 200, 0).sign_test();
+        assert!((value - 8.940e-6).abs() < 0.001e-6, "{value}");
+        let value = split(1600, 1400, 0).sign_test();
+        assert!((value - 2.786e-4).abs() < 0.001e-4, "{value}");
+        // An even split of 3,000 is as likely as can be.
+        assert_eq!(split(1500, 1500, 0).sign_test(), 1.0);
     }
 
     #[test]
