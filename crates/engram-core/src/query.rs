@@ -189,8 +189,8 @@ pub fn is_match_token(token: &str) -> bool {
 /// Builds the MATCH expression from tokens made by [`tokenize`] or [`token_counts`];
 /// anything that is not a run of letters, digits and underscores is dropped, so the result
 /// is safe whatever the caller passes.
-pub fn match_expression_of(tokens: &[String]) -> Option<String> {
-    let tokens: Vec<&String> = tokens.iter().filter(|t| is_match_token(t)).collect();
+pub fn match_expression_of<'a>(tokens: impl IntoIterator<Item = &'a String>) -> Option<String> {
+    let tokens: Vec<&String> = tokens.into_iter().filter(|t| is_match_token(t)).collect();
     if tokens.is_empty() {
         return None;
     }

@@ -140,10 +140,9 @@ pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
             }
         }
     }
-    let match_tokens: Vec<String> = tokens.iter().chain(&emphasized).cloned().collect();
-    QueryAnalysis {
+    let mut analysis = QueryAnalysis {
         query_type,
-        match_expression: match_expression_of(&match_tokens),
+        match_expression: None,
         tokens,
         emphasized,
         summary_identifiers: summary
@@ -159,7 +158,9 @@ pub fn analyze(text: &str, context: &QueryContext) -> QueryAnalysis {
         named_files: named_file_paths(text),
         enriched_with,
         dense_text,
-    }
+    };
+    analysis.match_expression = match_expression_of(analysis.match_tokens());
+    analysis
 }
 
 impl QueryAnalysis {

@@ -300,7 +300,7 @@ pub(crate) fn report(
     if json {
         say!(
             "{}",
-            json!({ "eval": title, "results": rows, "paired": paired, "setup": extra })
+            json!({ "eval": title, "results": rows, "paired": paired::json_rows(&paired), "setup": extra })
         );
         return;
     }

@@ -62,21 +62,27 @@ impl Paired {
     }
 }
 
-/// [`REFERENCE`] compared with every other system that ran, in `ranks`' order: one JSON
-/// row each (`system`, `baseline`, `better`, `worse`, `tied`, `signTestP`). Empty when
-/// the reference did not run.
-pub(crate) fn against_reference(ranks: &[(String, Vec<Option<usize>>)]) -> Vec<Value> {
+/// [`REFERENCE`] compared with every other system that ran, in `ranks`' order: each
+/// system's name with the comparison. Empty when the reference did not run.
+pub(crate) fn against_reference(ranks: &[(String, Vec<Option<usize>>)]) -> Vec<(&str, Paired)> {
     let Some((_, reference)) = ranks.iter().find(|(name, _)| name == REFERENCE) else {
         return Vec::new();
     };
     ranks
         .iter()
         .filter(|(name, _)| name != REFERENCE)
-        .map(|(name, baseline)| {
-            let paired = Paired::of(reference, baseline);
+        .map(|(name, baseline)| (name.as_str(), Paired::of(reference, baseline)))
+        .collect()
+}
+
+/// The JSON rows for `rows` from [`against_reference`]: `system`, `baseline`, `better`,
+/// `worse`, `tied`, `signTestP`.
+pub(crate) fn json_rows(rows: &[(&str, Paired)]) -> Vec<Value> {
+    rows.iter()
+        .map(|(baseline, paired)| {
             json!({
                 "system": REFERENCE,
-                "baseline": name,
+                "baseline": baseline,
                 "better": paired.better,
                 "worse": paired.worse,
                 "tied": paired.tied,
@@ -87,7 +93,7 @@ pub(crate) fn against_reference(ranks: &[(String, Vec<Option<usize>>)]) -> Vec<V
 }
 
 /// The text lines for `rows` from [`against_reference`].
-pub(crate) fn lines(rows: &[Value]) -> Vec<String> {
+pub(crate) fn lines(rows: &[(&str, Paired)]) -> Vec<String> {
     if rows.is_empty() {
         return Vec::new();
     }
@@ -95,14 +101,13 @@ pub(crate) fn lines(rows: &[Value]) -> Vec<String> {
         "per query, {REFERENCE} against each system (gold ranked higher / lower / same; \
          two-sided sign test p)"
     )];
-    for row in rows {
+    for (baseline, paired) in rows {
         out.push(format!(
-            "  vs {:<13} better {:>4}  worse {:>4}  tied {:>4}  p = {}",
-            row["baseline"].as_str().unwrap_or(""),
-            row["better"].as_u64().unwrap_or(0),
-            row["worse"].as_u64().unwrap_or(0),
-            row["tied"].as_u64().unwrap_or(0),
-            probability(row["signTestP"].as_f64().unwrap_or(1.0)),
+            "  vs {baseline:<13} better {:>4}  worse {:>4}  tied {:>4}  p = {}",
+            paired.better,
+            paired.worse,
+            paired.tied,
+            probability(paired.sign_test()),
         ));
     }
     out
@@ -170,14 +175,15 @@ mod tests {
             ("full".to_owned(), vec![Some(1), Some(4)]),
             ("dense".to_owned(), vec![Some(1), Some(3)]),
         ];
-        let rows = against_reference(&ranks);
+        let compared = against_reference(&ranks);
+        let rows = json_rows(&compared);
         let baselines: Vec<&str> = rows.iter().filter_map(|r| r["baseline"].as_str()).collect();
         assert_eq!(baselines, ["bm25", "dense"]);
         assert_eq!(rows[0]["better"], 2);
         assert_eq!(rows[1]["worse"], 1);
         assert_eq!(rows[1]["tied"], 1);
         assert!(against_reference(&ranks[..1]).is_empty());
-        assert_eq!(lines(&rows).len(), 3);
+        assert_eq!(lines(&compared).len(), 3);
         assert_eq!(probability(0.4652), "0.465");
         assert_eq!(probability(8.94e-6), "8.9e-6");
     }
