@@ -138,6 +138,7 @@ suite "npm package in Node" bash -c "cd pkg && node --test tests/"
 suite "Worker in workerd" bash -c "cd workers && node --test test/"
 suite "npm package in headless Chromium" bash -c "cd tests/browser && node --test ."
 suite "component under wasmtime" python3 -m pytest -q tests/component
+suite "rerank service helpers (Python, fake embedder)" python3 -m pytest -q -p no:cacheprovider scripts/rerank
 
 step "done"
 for f in "${failures[@]}"; do echo "FAILED: $f"; done

@@ -54,8 +54,10 @@ const contents = (response) => response.hits.map((h) => h.memory.content);
 test("a host function reranks the best candidates: sync, async, typed array", async () => {
   const plain = await (await memoryWith(undefined)).search(QUERY);
   assert.ok(plain.hits.every((h) => h.breakdown.rerank === undefined));
-  assert.equal(plain.hits.at(-1).memory.content, MEMORIES[2]);
-  // The host's model prefers the memory engram ranks last.
+  assert.deepEqual(contents(plain), [MEMORIES[1], MEMORIES[0], MEMORIES[2]]);
+  // The host's model prefers the memory engram ranks last. Its ranks are fused with
+  // engram's (1/(60 + rank) each), so that memory rises past the one both rank below
+  // engram's first, and engram's first — the host's second — stays first.
   const score = (query, d) => (d.startsWith("release notes") ? 10 : overlap(query, d));
   for (const reranker of [
     (query, documents) => documents.map((d) => score(query, d)),
@@ -64,8 +66,9 @@ test("a host function reranks the best candidates: sync, async, typed array", as
   ]) {
     const found = await (await memoryWith(reranker)).search(QUERY);
     assert.deepEqual(found.warnings ?? [], []);
-    assert.deepEqual(found.hits.map((h) => h.breakdown.rerank), [10, 3, 1]);
-    assert.deepEqual(contents(found), [MEMORIES[2], MEMORIES[1], MEMORIES[0]]);
+    assert.deepEqual(found.hits.map((h) => h.breakdown.rerank), [3, 10, 1]);
+    assert.deepEqual(found.hits.map((h) => h.breakdown.rerankRank), [2, 1, 3]);
+    assert.deepEqual(contents(found), [MEMORIES[1], MEMORIES[2], MEMORIES[0]]);
   }
 });
 

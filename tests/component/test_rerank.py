@@ -1,6 +1,6 @@
 """The rerank stage in the component under wasmtime: a rerank service (a local HTTP server
 speaking the TEI and Cohere shapes, started here) reached over wasi:http reorders the best
-candidates; a service that is down leaves the order with a warning; a bad provider is a
+candidates, its ranks fused with engram's; a service that is down leaves the order with a warning; a bad provider is a
 typed error."""
 
 import json
@@ -79,14 +79,17 @@ def contents(response):
 
 def test_a_rerank_service_reorders_the_best_candidates(server, host, service):  # noqa: F811
     plain = filled(host, server).search(QUERY)
-    assert contents(plain)[-1] == MEMORIES[2]
+    assert contents(plain) == [MEMORIES[1], MEMORIES[0], MEMORIES[2]]
     for spec in ({"provider": "tei", "url": service}, {"provider": "cohere", "url": f"{service}/v2", "model": "m"}):
         before = Service.requests
         found = filled(host, server, spec).search(QUERY)
         assert Service.requests == before + 1
         assert found.get("warnings", []) == []
-        assert [h["breakdown"]["rerank"] for h in found["hits"]] == [10.0, 3.0, 1.0]
-        assert contents(found) == [MEMORIES[2], MEMORIES[1], MEMORIES[0]]
+        # The service's ranks are fused with engram's (1/(60 + rank) each): its favourite,
+        # engram's last, rises past the one both rank below engram's first, which stays.
+        assert [h["breakdown"]["rerank"] for h in found["hits"]] == [3.0, 10.0, 1.0]
+        assert [h["breakdown"]["rerankRank"] for h in found["hits"]] == [2, 1, 3]
+        assert contents(found) == [MEMORIES[1], MEMORIES[2], MEMORIES[0]]
 
 
 def test_a_service_that_is_down_keeps_the_order(server, host):  # noqa: F811

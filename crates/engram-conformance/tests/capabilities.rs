@@ -81,11 +81,26 @@ async fn a_reranker_reorders_and_a_failing_one_only_warns() {
         .search(&SearchQuery::new("database locked"))
         .await
         .unwrap();
-    let lengths: Vec<usize> = after.hits.iter().map(|h| h.memory.content.len()).collect();
-    let mut sorted = lengths.clone();
-    sorted.sort_by(|a, b| b.cmp(a));
-    assert_eq!(lengths, sorted);
-    assert_eq!(after.hits[0].breakdown.rerank, Some(lengths[0] as f64));
+    // The reranker reverses the pipeline's three: its ranks fuse with the pipeline's, so
+    // the first and last tie (1/61 + 1/63), the reranker's favourite takes the tie, and the
+    // middle one (1/62 + 1/62, a little less) comes last.
+    let contents: Vec<&str> = after
+        .hits
+        .iter()
+        .map(|h| h.memory.content.as_str())
+        .collect();
+    let pipeline: Vec<&str> = before
+        .hits
+        .iter()
+        .map(|h| h.memory.content.as_str())
+        .collect();
+    assert_eq!(pipeline.len(), 3, "{pipeline:?}");
+    assert_eq!(contents, [pipeline[2], pipeline[0], pipeline[1]]);
+    let longest = after.hits[0].memory.content.len() as f64;
+    assert_eq!(after.hits[0].breakdown.rerank, Some(longest));
+    let reranker_ranks: Vec<Option<u32>> =
+        after.hits.iter().map(|h| h.breakdown.rerank_rank).collect();
+    assert_eq!(reranker_ranks, [Some(1), Some(3), Some(2)]);
 
     // Switching the stage off restores the pipeline's own order.
     let mut off = SearchQuery::new("database locked");

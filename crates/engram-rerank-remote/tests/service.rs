@@ -1,6 +1,6 @@
 //! Remote rerankers against a real local HTTP server, through a real engram search on an
 //! embedded libSQL file: both protocols reorder the best candidates by the service's
-//! scores and record them in each hit's breakdown; the key is sent; a service that is
+//! scores (fused with engram's own order) and record them in each hit's breakdown; the key is sent; a service that is
 //! down, unauthorized or answers garbage leaves the order as it was, with a warning. The
 //! server is a test double of a rerank service (not of engram): it scores a document by
 //! how many of the query's words it contains, which is enough to tell its order from
@@ -205,19 +205,37 @@ async fn both_protocols_reorder_the_best_candidates_by_the_services_scores() {
         };
         assert_eq!(strings(&sent, key).len(), plain.hits.len());
         assert_eq!(sent["model"], "test-reranker");
-        let scores: Vec<f64> = response
-            .hits
-            .iter()
-            .map(|h| h.breakdown.rerank.expect("a rerank score"))
-            .collect();
-        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
         for hit in &response.hits {
             assert_eq!(
                 hit.breakdown.rerank,
                 Some(overlap(QUERY, &hit.memory.content))
             );
         }
-        assert_eq!(scores[0], 3.0, "a memory with every query word leads");
+        // Each hit's reranker rank follows the service's scores (the order itself fuses
+        // those ranks with the pipeline's).
+        let mut by_reranker: Vec<(u32, f64)> = response
+            .hits
+            .iter()
+            .map(|h| {
+                let b = &h.breakdown;
+                (
+                    b.rerank_rank.expect("a reranker rank"),
+                    b.rerank.unwrap_or(-1.0),
+                )
+            })
+            .collect();
+        by_reranker.sort_by_key(|(rank, _)| *rank);
+        let ranks: Vec<u32> = by_reranker.iter().map(|(rank, _)| *rank).collect();
+        assert_eq!(ranks, (1..=response.hits.len() as u32).collect::<Vec<_>>());
+        assert!(
+            by_reranker.windows(2).all(|w| w[0].1 >= w[1].1),
+            "{by_reranker:?}"
+        );
+        assert_eq!(
+            response.hits[0].breakdown.rerank,
+            Some(3.0),
+            "a memory with every query word leads"
+        );
         assert_ne!(contents(&response), contents(&plain), "the order changed");
     }
 }

@@ -85,9 +85,14 @@ pub struct Breakdown {
     /// query's terms the memory contains. Rank fusion has no absolute scale; thresholds use
     /// this.
     pub relevance: f64,
-    /// Added by an optional reranker (its score replaced the order when present).
+    /// The host reranker's score, when one reordered this result (see
+    /// [`crate::rerank::fuse_reranked`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<f64>,
+    /// The reranker's own rank for this result among those it scored; the final order
+    /// fuses it with the pipeline's rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank_rank: Option<u32>,
     /// Final score: `(fused + graph_boost) × phase × trust × role × confidence × decay`.
     pub score: f64,
 }

@@ -13,9 +13,11 @@
 //! 4. [`scoring`]: phase weights × source trust × confidence × decay, with test code
 //!    counting half outside the validate phase and example code half ([`role`]).
 //! 5. [`diversity`]: overlapping chunks deduplicated, then maximal marginal relevance.
-//! 6. [`select`](mod@select): the auto-inject mode (absolute minimum + relative cutoff,
+//! 6. [`rerank`]: an optional host reranker's scores for the best 20, fused with the
+//!    pipeline's order (reciprocal ranks, k = 60).
+//! 7. [`select`](mod@select): the auto-inject mode (absolute minimum + relative cutoff,
 //!    ≤ 3, may return nothing) and the search mode (≤ 10).
-//! 7. [`packing`]: per-phase token budgets, per-type allocations, clustered by file, with
+//! 8. [`packing`]: per-phase token budgets, per-type allocations, clustered by file, with
 //!    citation chips; a budget is never exceeded ([`tokens`] never undercounts).
 //!
 //! For long-lived hosts, [`resident::VectorSet`] keeps the vectors in memory so the dense
@@ -32,6 +34,7 @@ pub mod keyword_index;
 pub mod named_files;
 pub mod noise;
 pub mod packing;
+pub mod rerank;
 pub mod resident;
 pub mod role;
 pub mod scoring;

@@ -105,7 +105,10 @@ export interface Breakdown {
   fused: number; graphBoost: number; boostedBy?: string[];
   phaseWeight: number; trustWeight: number; roleWeight: number; confidence: number; decay: number;
   /** Absolute relevance in [0, 1]: max(dense similarity, share of query terms present). */
-  relevance: number; rerank?: number;
+  relevance: number;
+  /** The host reranker's score and its own rank among the best 20 it scored; the order
+   * fuses that rank with the pipeline's (1/(60 + rank) each). */
+  rerank?: number; rerankRank?: number;
   /** (fused + graphBoost) × phaseWeight × trustWeight × roleWeight × confidence × decay. */
   score: number;
 }

@@ -12,6 +12,7 @@ use engram_core::vector;
 use engram_retrieval::boost::{boost, FileAdjacency};
 use engram_retrieval::fusion::{fuse, CandidatePool, PathWeights};
 use engram_retrieval::packing::{pack, PackingBudget};
+use engram_retrieval::rerank::fuse_reranked;
 use engram_retrieval::select::wants_hyde;
 use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, PathKind};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
@@ -505,8 +506,9 @@ impl<D: Database> Engram<D> {
         params
     }
 
-    /// Reorders the best [`RERANK_CANDIDATES`] by the host reranker's scores; on failure the
-    /// order stays and a warning says why.
+    /// Reorders the best [`RERANK_CANDIDATES`] by the host reranker's scores fused with
+    /// the pipeline's order ([`fuse_reranked`]); on failure the order stays and a warning
+    /// says why.
     async fn rerank(
         &self,
         reranker: &dyn crate::capability::Rerank,
@@ -525,15 +527,7 @@ impl<D: Database> Engram<D> {
         match reranker.rerank(text, &documents).await {
             Ok(scores) if scores.len() == n && scores.iter().all(|s| s.is_finite()) => {
                 let tail = ranked.split_off(n);
-                let mut head: Vec<(f64, Candidate)> = scores.into_iter().zip(ranked).collect();
-                head.sort_by(|a, b| b.0.total_cmp(&a.0));
-                let mut out: Vec<Candidate> = head
-                    .into_iter()
-                    .map(|(s, mut c)| {
-                        c.breakdown.rerank = Some(s);
-                        c
-                    })
-                    .collect();
+                let mut out = fuse_reranked(ranked, &scores);
                 out.extend(tail);
                 out
             }
