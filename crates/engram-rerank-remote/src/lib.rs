@@ -7,7 +7,7 @@
 //! (one request shape, [`RerankProtocol::Cohere`]) and Hugging Face
 //! text-embeddings-inference ([`RerankProtocol::Tei`]). Give it to
 //! [`Engram::with_reranker`](engram::Engram::with_reranker): a search then reorders its
-//! best 20 by the service's scores. Every answer is checked (one finite score per
+//! best 20 by the service's ranks fused with its own. Every answer is checked (one finite score per
 //! document, no index twice); a failed call leaves the order as it was and the response
 //! says why in its warnings.
 //!

@@ -50,7 +50,7 @@ pub struct EngramHandle {
 /// `residentKeywords: true` likewise keeps the keyword table's postings in memory, so
 /// keyword searches rank in process with FTS5's own scores (loaded by the first searches
 /// or at once by `loadResidentKeywords`).
-/// `reranker` reorders each search's best 20: a
+/// `reranker` scores each search's best 20 (its ranks fused with engram's): a
 /// function `(query, documents) => scores` (or a promise of them), or a rerank service
 /// `{ provider: "cohere" | "tei", url, model?, apiKey? }` called through `fetch`.
 #[wasm_bindgen(js_name = createMemory, unchecked_return_type = "Promise<Engram>")]

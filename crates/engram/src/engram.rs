@@ -127,8 +127,10 @@ impl<D: Database> Engram<D> {
         })
     }
 
-    /// Gives searches a reranker (a cross-encoder or a hosted rerank API): it reorders the
-    /// best 20 candidates after scoring. On failure the order stays, with a warning.
+    /// Gives searches a reranker (a cross-encoder or a hosted rerank API): it scores the
+    /// best 20 candidates after scoring, and its ranks are fused with the pipeline's
+    /// ([`engram_retrieval::rerank::fuse_reranked`]). On failure the order stays, with a
+    /// warning.
     pub fn with_reranker(mut self, reranker: Box<dyn Rerank>) -> Self {
         self.reranker = Some(reranker);
         self
