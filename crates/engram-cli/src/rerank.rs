@@ -32,7 +32,8 @@ pub fn config(target: &Target) -> Result<Option<RerankConfig>, CliError> {
 }
 
 /// Gives `engram` the configured rerank service: searches then reorder their best 20 by
-/// its ranks fused with their own (a failed call keeps the order and says why in the response's warnings).
+/// its ranks fused with their own (a failed call keeps the order and says why in the
+/// response's warnings).
 pub fn attach<D: Database>(engram: Engram<D>, target: &Target) -> Result<Engram<D>, CliError> {
     Ok(match config(target)? {
         Some(config) => engram.with_reranker(Box::new(RemoteReranker::new(

@@ -228,7 +228,8 @@ export type RerankFunction = (query: string, documents: string[]) => number[] | 
  * searches) so keyword searches rank in process, with the same results; for long-lived
  * processes.
  * `reranker`: scores each search's best 20 candidates (a function of the host, or a rerank
- * service), whose ranks are fused with engram's; if it fails the order stays and the response's `warnings` say why.
+ * service), whose ranks are fused with engram's; if it fails the order stays and the
+ * response's `warnings` say why.
  */
 export type CreateMemoryOptions =
   | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; reranker?: RerankFunction | RemoteRerankerOptions }
