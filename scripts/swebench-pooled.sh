@@ -44,7 +44,7 @@ for pair in "$@"; do
   reports+=("$work/$name.json")
 done
 python3 - "${reports[@]}" <<'PY'
-import json, math, sys
+import json, math, random, sys
 from collections import defaultdict
 
 ks = ("Acc@1", "Acc@5", "Acc@10")
@@ -66,21 +66,60 @@ for system, (a1, a5, a10, n) in pooled.items():
     print(f"{'pooled':<12} {system:<13} {n:>3} " + " ".join(
         f"{h / n:>7.3f}" for h in (a1, a5, a10)))
 
-# The full pipeline against each other system, instance by instance (the reports'
-# `paired` rows, summed): gold ranked higher / lower / same, and the two-sided sign test.
+# The full pipeline against each other system, instance by instance over all repositories:
+# gold ranked higher / lower / same with the two-sided sign test (the reports' `paired`
+# rows, summed), and the difference in the gold file's reciprocal rank with the two-sided
+# randomization test (100,000 random sign flips of the per-instance differences, from the
+# reports' `goldRanks`; the same test the single-repository reports print).
 paired = defaultdict(lambda: [0, 0, 0])
+ranks = defaultdict(list)
 for path in sys.argv[1:]:
-    for row in json.load(open(path)).get("paired", []):
+    report = json.load(open(path))
+    for row in report.get("paired", []):
         total = paired[row["baseline"]]
         total[0] += row["better"]
         total[1] += row["worse"]
         total[2] += row["tied"]
+    systems = report.get("goldRanks", {})
+    n = len(systems.get("full", []))
+    for system, r in systems.items():
+        ranks[system].extend(r if len(r) == n else [None] * n)
+
+
+def randomization_p(deltas, samples=100_000, seed=20261126):
+    nonzero = [d for d in deltas if d != 0]
+    if not nonzero:
+        return 1.0
+    observed = abs(sum(nonzero))
+    slack = 1e-9 * sum(abs(d) for d in nonzero)
+    rng = random.Random(seed)
+    extreme = 0
+    for _ in range(samples):
+        bits = rng.getrandbits(len(nonzero))
+        total = 0.0
+        for i, d in enumerate(nonzero):
+            total += d if bits >> i & 1 else -d
+        if abs(total) >= observed - slack:
+            extreme += 1
+    return (extreme + 1) / (samples + 1)
+
+
+def reciprocal(rank):
+    return 1 / rank if rank else 0.0
+
+
 if paired:
     print()
-    print("pooled, full against each system (gold ranked higher / lower / same; sign test p)")
+    print("pooled, full against each system: gold ranked higher / lower / same with the sign "
+          "test p; MRR of the gold file with the randomization test p")
 for baseline, (better, worse, tied) in paired.items():
     n = better + worse
     tail = sum(math.comb(n, i) for i in range(min(better, worse) + 1))
     p = min(1.0, 2 * tail / 2**n)
-    print(f"  vs {baseline:<13} better {better:>4}  worse {worse:>4}  tied {tied:>4}  p = {p:.3g}")
+    line = f"  vs {baseline:<13} better {better:>4}  worse {worse:>4}  tied {tied:>4}  p = {p:<7.3g}"
+    full, other = ranks.get("full", []), ranks.get(baseline, [])
+    if full and len(full) == len(other):
+        deltas = [reciprocal(a) - reciprocal(b) for a, b in zip(full, other)]
+        line += f"  MRR {sum(deltas) / len(deltas):+.4f}  p = {randomization_p(deltas):.3g}"
+    print(line)
 PY

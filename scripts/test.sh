@@ -95,6 +95,26 @@ paired_counts_sum() {
   done
 }
 
+# Checks that the paired line's MRR difference against each named system is the
+# difference of the two MRRs the table prints (each rounded to 4 decimals).
+paired_mrr_delta_matches() {
+  local out=$1 system
+  shift
+  for system in "$@"; do
+    awk -v s="$system" '
+      $1 == "full" { full = $2 }
+      $1 == s { base = $2 }
+      $1 == "vs" && $2 == s { delta = $13 }
+      END {
+        d = full - base - delta
+        if (delta == "" || d > 2e-4 || d < -2e-4) {
+          printf "expected the MRR difference against %s to be %.4f - %.4f, got %s\n", s, full, base, delta
+          exit 1
+        }
+      }' <<<"$out" || return 1
+  done
+}
+
 # The eval harness on a subset (the full runs are in the issue notes): CoSQA with the real
 # model over 20 queries and a 150-function pool; SWE-bench file localization on the first
 # two instances whose pytest release is fetched (4.4.1 on a fresh machine) with keyword and
@@ -107,7 +127,8 @@ retrieval_eval_subset() {
   grep -v '^{' "$log" || true
   echo "$out"
   # The paired comparison covers every query: better + worse + tied = 20 against each.
-  if [ -n "${ENGRAM_EVAL_DIR:-}" ] && ! paired_counts_sum "$out" 20 bm25 dense; then
+  if [ -n "${ENGRAM_EVAL_DIR:-}" ] && ! { paired_counts_sum "$out" 20 bm25 dense &&
+    paired_mrr_delta_matches "$out" bm25 dense; }; then
     rm -f "$log"
     return 1
   fi

@@ -287,7 +287,8 @@ pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
 pub(crate) type GoldRanks = Vec<(String, Vec<Option<usize>>)>;
 
 /// Prints one table row per system, then the full pipeline compared query by query with
-/// each other system (or the JSON report, with the comparison under `paired`).
+/// each other system (or the JSON report, with the comparison under `paired` and each
+/// system's per-query gold ranks under `goldRanks`, `null` for not found).
 pub(crate) fn report(
     title: &str,
     columns: &[&str],
@@ -300,7 +301,13 @@ pub(crate) fn report(
     if json {
         say!(
             "{}",
-            json!({ "eval": title, "results": rows, "paired": paired::json_rows(&paired), "setup": extra })
+            json!({
+                "eval": title,
+                "results": rows,
+                "paired": paired::json_rows(&paired),
+                "goldRanks": ranks.iter().map(|(name, r)| (name.clone(), json!(r))).collect::<serde_json::Map<_, _>>(),
+                "setup": extra,
+            })
         );
         return;
     }
