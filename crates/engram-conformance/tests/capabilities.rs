@@ -30,6 +30,20 @@ impl Rerank for FakeLengthReranker {
     }
 }
 
+/// Fake reranker that records the documents it was asked to score and scores them all 1.
+struct FakeRecordingReranker {
+    seen: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
+}
+
+impl Rerank for FakeRecordingReranker {
+    fn rerank<'a>(&'a self, _query: &'a str, documents: &'a [String]) -> RerankFuture<'a> {
+        Box::pin(async move {
+            self.seen.borrow_mut().extend(documents.iter().cloned());
+            Ok(vec![1.0; documents.len()])
+        })
+    }
+}
+
 /// Fake LLM: always answers with a fixed hypothetical memory, counting calls.
 struct FakeLlm {
     calls: std::rc::Rc<Cell<usize>>,
@@ -118,6 +132,39 @@ async fn a_reranker_reorders_and_a_failing_one_only_warns() {
         .unwrap();
     assert_eq!(kept.hits[0].memory.content, "database locked");
     assert!(kept.warnings.iter().any(|w| w.contains("reranker offline")));
+}
+
+#[tokio::test]
+async fn the_reranker_reads_each_memory_as_it_was_embedded() {
+    let path = temp_db("rerank-text");
+    let db = LocalDatabase::open(path.to_str().expect("utf-8"))
+        .await
+        .expect("db");
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let engram = engram(&db)
+        .await
+        .with_reranker(Box::new(FakeRecordingReranker { seen: seen.clone() }));
+    let mut filed = NewMemory::new(
+        MemoryType::Gotcha,
+        "database locked: close the pool before the migration",
+    );
+    filed.related_files = vec!["db/pool.rs".into()];
+    engram.remember(filed).await.expect("remember");
+    let response = engram
+        .search(&SearchQuery::new("database locked"))
+        .await
+        .unwrap();
+    assert!(response.warnings.is_empty(), "{:?}", response.warnings);
+    let seen = seen.borrow();
+    // The memory with a file is read behind the prefix naming it; the others as written.
+    assert!(
+        seen.contains(
+            &"Files: db/pool.rs\n\ndatabase locked: close the pool before the migration".to_owned()
+        ),
+        "{seen:?}"
+    );
+    assert!(seen.contains(&"database locked".to_owned()), "{seen:?}");
+    assert_eq!(seen.len(), response.hits.len());
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@
 //! (types are a filter and a phase weight instead). On CoSQA dev, embedding each function
 //! behind `Type: pattern` cost dense MRR 0.5385 → 0.5199.
 
-use crate::memory::NewMemory;
+use crate::memory::{Memory, NewMemory};
 
 /// The text embedded for a memory: `Files: … | Module: …`, a blank line, then the content;
 /// just the content when the memory names neither. A chunk's own context prefix, when it
@@ -24,6 +24,33 @@ use crate::memory::NewMemory;
 /// assert_eq!(memory_text(&m), "Files: db/migrate.rs\n\nRun migrations first");
 /// ```
 pub fn memory_text(memory: &NewMemory) -> String {
+    memory_text_of(
+        &memory.content,
+        &memory.related_files,
+        &memory.related_modules,
+        memory
+            .chunk
+            .as_ref()
+            .and_then(|c| c.context_prefix.as_deref()),
+    )
+}
+
+/// [`memory_text`] of a stored memory: what its vector was made from, and what a reranker
+/// reads.
+///
+/// ```
+/// use engram_core::context::stored_memory_text;
+/// let memory: engram_core::Memory = serde_json::from_value(serde_json::json!({
+///     "id": "m1", "projectId": "p", "type": "gotcha", "content": "Run migrations first",
+///     "confidence": 1.0, "tags": [], "relatedFiles": ["db/migrate.rs"],
+///     "relatedModules": [], "createdAt": "", "lastAccessedAt": "", "accessCount": 0,
+///     "scope": "global", "visibility": "project", "source": "agent_explicit",
+///     "provenanceSessionIds": [], "relations": [], "flags": {}, "deprecated": false,
+/// }))
+/// .unwrap();
+/// assert_eq!(stored_memory_text(&memory), "Files: db/migrate.rs\n\nRun migrations first");
+/// ```
+pub fn stored_memory_text(memory: &Memory) -> String {
     memory_text_of(
         &memory.content,
         &memory.related_files,

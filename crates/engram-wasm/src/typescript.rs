@@ -217,7 +217,7 @@ export interface RemoteRerankerOptions {
   model?: string;
   apiKey?: string;
 }
-/** Scores for `documents` against `query`, one per document in order (higher is better). */
+/** Scores for `documents` against `query`, one per document in order (higher is better). Each document is a memory as it was embedded: the line naming its files (or a code chunk's file, kind and name), a blank line, then its content. */
 export type RerankFunction = (query: string, documents: string[]) => number[] | Promise<number[]>;
 
 /**

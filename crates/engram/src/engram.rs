@@ -461,17 +461,7 @@ impl<D: Database> Engram<D> {
             .collect::<Result<_, _>>()?;
         let mut embedded = 0;
         if !memories.is_empty() {
-            let texts: Vec<String> = memories
-                .iter()
-                .map(|m| {
-                    context::memory_text_of(
-                        &m.content,
-                        &m.related_files,
-                        &m.related_modules,
-                        m.chunk.as_ref().and_then(|c| c.context_prefix.as_deref()),
-                    )
-                })
-                .collect();
+            let texts: Vec<String> = memories.iter().map(context::stored_memory_text).collect();
             let vectors = embedder
                 .embed(&texts, self.host.clock.as_ref())
                 .await

@@ -8,6 +8,7 @@ mod keywords;
 mod resident;
 mod sql;
 
+use engram_core::context::stored_memory_text;
 use engram_core::vector;
 use engram_retrieval::boost::{boost, FileAdjacency};
 use engram_retrieval::fusion::{fuse, CandidatePool, PathWeights};
@@ -509,6 +510,13 @@ impl<D: Database> Engram<D> {
     /// Reorders the best [`RERANK_CANDIDATES`] by the host reranker's scores fused with
     /// the pipeline's order ([`fuse_reranked`]); on failure the order stays and a warning
     /// says why.
+    ///
+    /// The reranker reads each memory as the dense path embedded it
+    /// ([`stored_memory_text`]): behind the prefix naming its files, or a code chunk's
+    /// file, kind and name. Content alone hides where a chunk lives, and a report names
+    /// files and functions: on SWE-bench pytest (dev) with the MPNet service of
+    /// `scripts/rerank`, content alone gave file localization Acc@1 0.47, the prefixed
+    /// text 0.53.
     async fn rerank(
         &self,
         reranker: &dyn crate::capability::Rerank,
@@ -522,7 +530,7 @@ impl<D: Database> Engram<D> {
         }
         let documents: Vec<String> = ranked[..n]
             .iter()
-            .map(|c| c.memory.content.clone())
+            .map(|c| stored_memory_text(&c.memory))
             .collect();
         match reranker.rerank(text, &documents).await {
             Ok(scores) if scores.len() == n && scores.iter().all(|s| s.is_finite()) => {
