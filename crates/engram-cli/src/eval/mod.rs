@@ -299,13 +299,17 @@ pub(crate) fn report(
 ) {
     let paired = paired::against_reference(ranks);
     if json {
+        let gold_ranks: serde_json::Map<String, Value> = ranks
+            .iter()
+            .map(|(name, r)| (name.clone(), json!(r)))
+            .collect();
         say!(
             "{}",
             json!({
                 "eval": title,
                 "results": rows,
                 "paired": paired::json_rows(&paired),
-                "goldRanks": ranks.iter().map(|(name, r)| (name.clone(), json!(r))).collect::<serde_json::Map<_, _>>(),
+                "goldRanks": gold_ranks,
                 "setup": extra,
             })
         );
