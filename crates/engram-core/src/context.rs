@@ -9,7 +9,7 @@
 //! (types are a filter and a phase weight instead). On CoSQA dev, embedding each function
 //! behind `Type: pattern` cost dense MRR 0.5385 → 0.5199.
 
-use crate::memory::{Memory, NewMemory};
+use crate::memory::{ChunkMeta, Memory, NewMemory};
 
 /// The text embedded for a memory: `Files: … | Module: …`, a blank line, then the content;
 /// just the content when the memory names neither. A chunk's own context prefix, when it
@@ -24,14 +24,12 @@ use crate::memory::{Memory, NewMemory};
 /// assert_eq!(memory_text(&m), "Files: db/migrate.rs\n\nRun migrations first");
 /// ```
 pub fn memory_text(memory: &NewMemory) -> String {
+    let m = memory;
     memory_text_of(
-        &memory.content,
-        &memory.related_files,
-        &memory.related_modules,
-        memory
-            .chunk
-            .as_ref()
-            .and_then(|c| c.context_prefix.as_deref()),
+        &m.content,
+        &m.related_files,
+        &m.related_modules,
+        prefix(&m.chunk),
     )
 }
 
@@ -51,15 +49,18 @@ pub fn memory_text(memory: &NewMemory) -> String {
 /// assert_eq!(stored_memory_text(&memory), "Files: db/migrate.rs\n\nRun migrations first");
 /// ```
 pub fn stored_memory_text(memory: &Memory) -> String {
+    let m = memory;
     memory_text_of(
-        &memory.content,
-        &memory.related_files,
-        &memory.related_modules,
-        memory
-            .chunk
-            .as_ref()
-            .and_then(|c| c.context_prefix.as_deref()),
+        &m.content,
+        &m.related_files,
+        &m.related_modules,
+        prefix(&m.chunk),
     )
+}
+
+/// A chunk's own context prefix, if the memory is a chunk that has one.
+fn prefix(chunk: &Option<ChunkMeta>) -> Option<&str> {
+    chunk.as_ref().and_then(|c| c.context_prefix.as_deref())
 }
 
 /// [`memory_text`] from a memory's parts (for stored memories being re-embedded).
