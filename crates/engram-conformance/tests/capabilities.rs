@@ -58,6 +58,13 @@ impl Generate for FakeLlm {
     }
 }
 
+/// A local database at `path` (a temporary file of the test).
+async fn open_db(path: &std::path::Path) -> LocalDatabase {
+    LocalDatabase::open(path.to_str().expect("utf-8"))
+        .await
+        .expect("db")
+}
+
 async fn engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
     let engram = Engram::open(db, EngramConfig::default(), Host::native())
         .await
@@ -79,9 +86,7 @@ async fn engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
 #[tokio::test]
 async fn a_reranker_reorders_and_a_failing_one_only_warns() {
     let path = temp_db("rerank");
-    let db = LocalDatabase::open(path.to_str().expect("utf-8"))
-        .await
-        .expect("db");
+    let db = open_db(&path).await;
     let plain = engram(&db).await;
     let before = plain
         .search(&SearchQuery::new("database locked"))
@@ -137,9 +142,7 @@ async fn a_reranker_reorders_and_a_failing_one_only_warns() {
 #[tokio::test]
 async fn the_reranker_reads_each_memory_as_it_was_embedded() {
     let path = temp_db("rerank-text");
-    let db = LocalDatabase::open(path.to_str().expect("utf-8"))
-        .await
-        .expect("db");
+    let db = open_db(&path).await;
     let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let engram = engram(&db)
         .await
@@ -170,9 +173,7 @@ async fn the_reranker_reads_each_memory_as_it_was_embedded() {
 #[tokio::test]
 async fn hyde_runs_for_weak_explicit_searches_only() {
     let path = temp_db("hyde");
-    let db = LocalDatabase::open(path.to_str().expect("utf-8"))
-        .await
-        .expect("db");
+    let db = open_db(&path).await;
     let calls = std::rc::Rc::new(Cell::new(0));
     let engram = engram(&db).await.with_embedder(Box::new(FakeWordEmbedder));
     // Memories stored before the embedder get vectors now.

@@ -24,12 +24,11 @@ use crate::memory::{ChunkMeta, Memory, NewMemory};
 /// assert_eq!(memory_text(&m), "Files: db/migrate.rs\n\nRun migrations first");
 /// ```
 pub fn memory_text(memory: &NewMemory) -> String {
-    let m = memory;
     memory_text_of(
-        &m.content,
-        &m.related_files,
-        &m.related_modules,
-        prefix(&m.chunk),
+        &memory.content,
+        &memory.related_files,
+        &memory.related_modules,
+        prefix(&memory.chunk),
     )
 }
 
@@ -49,12 +48,11 @@ pub fn memory_text(memory: &NewMemory) -> String {
 /// assert_eq!(stored_memory_text(&memory), "Files: db/migrate.rs\n\nRun migrations first");
 /// ```
 pub fn stored_memory_text(memory: &Memory) -> String {
-    let m = memory;
     memory_text_of(
-        &m.content,
-        &m.related_files,
-        &m.related_modules,
-        prefix(&m.chunk),
+        &memory.content,
+        &memory.related_files,
+        &memory.related_modules,
+        prefix(&memory.chunk),
     )
 }
 
