@@ -87,8 +87,9 @@ pub struct QueryAnalysis {
 }
 
 /// Analyses `text` in `context`. Pasted environment listings (`pip list` tables, pin
-/// lists, version reports) and HTML comments are dropped first ([`without_noise`]): they
-/// name packages or repeat an issue template, not the problem — unless the query is
+/// lists, version reports), HTML comments, task lists and a test runner's framing are
+/// dropped first ([`without_noise`]): they name packages or repeat an issue template or
+/// the runner's banners, not the problem — unless the query is
 /// nothing but that, which is then what the user asks about.
 ///
 /// ```

@@ -9,8 +9,12 @@
 //! `packaging`, `coverage`) pull in unrelated chunks. A template's comment is the same
 //! text in every report of a project ("please post a minimal, complete and verifiable
 //! example"), and the rendered issue does not show it, so the reporter never said it; a
-//! template's task list is ticked, not written. Query analysis drops all three before it
-//! looks at the text.
+//! template's task list is ticked, not written. A test runner's framing is the same kind
+//! of text: pytest opens every session with a banner and a header (`platform linux --
+//! Python 3.8.1, pytest-5.4.1`, `rootdir: /home/me/proj`, `plugins: …`) and closes it
+//! with `= 1 failed in 0.03s =`, whatever the failure; the runner wrote those words, not
+//! the reporter, and a header's `session` or `platform` sends the graph path to whatever
+//! defines them. Query analysis drops all four before it looks at the text.
 
 use std::borrow::Cow;
 
@@ -35,7 +39,8 @@ const ABSENT_VERSIONS: [&str; 4] = ["None", "installed", "unknown", "N/A"];
 /// ```
 pub fn without_noise(text: &str) -> Cow<'_, str> {
     let text = then(without_comments(text), without_listings);
-    then(text, without_task_lists)
+    let text = then(text, without_task_lists);
+    then(text, without_runner_framing)
 }
 
 /// `step` applied to `text`, borrowing from the original while nothing is dropped.
@@ -116,6 +121,74 @@ pub fn without_task_lists(text: &str) -> Cow<'_, str> {
     let mut drop = vec![false; lines.len()];
     drop_runs(&lines, &mut drop, |line| is_task_item(line).then_some(true));
     without_marked(text, &lines, &drop)
+}
+
+/// `text` without a test runner's framing: pytest's `=`-ruled section lines (`=== test
+/// session starts ===`, `=== FAILURES ===`, `=== 1 failed in 0.03s ===`) and the session
+/// header after a `test session starts` banner (`platform …`, `rootdir: …`, `plugins:
+/// …`, `collected 2 items`, up to the first other line). What the run printed between
+/// them stays: progress lines, `_`-ruled test names, tracebacks, assertion messages and
+/// the summary's `FAILED test_x.py::test_y` lines are the report's evidence. Borrowed
+/// when nothing is dropped.
+///
+/// ```
+/// use engram_retrieval::noise::without_runner_framing;
+/// let run = "==== test session starts ====\nplatform linux -- Python 3.8.1, pytest-5.4.1\n\
+///            rootdir: /tmp/repro\ncollected 1 item\n\ntest_a.py F\n==== FAILURES ====\n\
+///            ____ test_a ____\nE   assert 1 == 2\n==== 1 failed in 0.03s ====";
+/// assert_eq!(
+///     without_runner_framing(run),
+///     "\ntest_a.py F\n____ test_a ____\nE   assert 1 == 2"
+/// );
+/// ```
+pub fn without_runner_framing(text: &str) -> Cow<'_, str> {
+    if !text.contains("===") {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut drop = vec![false; lines.len()];
+    let mut in_header = false;
+    for (line, dropped) in lines.iter().zip(drop.iter_mut()) {
+        if let Some(title) = ruled_title(line) {
+            *dropped = true;
+            in_header = title.to_ascii_lowercase().contains("session starts");
+            continue;
+        }
+        in_header = in_header && is_session_header(line);
+        *dropped = in_header;
+    }
+    without_marked(text, &lines, &drop)
+}
+
+/// The title of a line ruled with `=` on both sides (`=== FAILURES ===`; empty for a bare
+/// rule of at least three), or `None`.
+fn ruled_title(line: &str) -> Option<&str> {
+    let line = line.trim();
+    let title = line.trim_start_matches('=');
+    if line.len() - title.len() < 3 {
+        return None;
+    }
+    let inner = title.trim_end_matches('=');
+    (title.len() - inner.len() >= 3 || inner.is_empty()).then(|| inner.trim())
+}
+
+/// A line of pytest's session header: `platform …`, `collecting …`, `collected N items`,
+/// or a lowercase `key: value` line (`rootdir: …`, `cachedir: …`, `plugins: …`, and the
+/// lines plugins add, such as `django: settings …`).
+fn is_session_header(line: &str) -> bool {
+    let line = line.trim();
+    if ["platform ", "collecting ", "collected "]
+        .iter()
+        .any(|start| line.starts_with(start))
+    {
+        return true;
+    }
+    let key_value = line
+        .split_once(": ")
+        .or_else(|| Some((line.strip_suffix(':')?, "")));
+    key_value.is_some_and(|(key, _)| {
+        !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == ' ')
+    })
 }
 
 /// `text` without the `lines` marked in `drop`; borrowed when none is.
@@ -320,10 +393,57 @@ mod tests {
     }
 
     #[test]
+    fn a_session_header_goes_up_to_the_first_line_the_runner_did_not_frame() {
+        let run = " ===== test session starts =====\n\
+                   platform win32 -- Python 3.9.6, pytest-6.2.5 -- \n\
+                   cachedir: .pytest_cache\nrootdir: \nplugins: allure-pytest-2.9.45\n\
+                   django: settings: proj.settings (from ini)\n\
+                   collecting ... collected 1 item\n\
+                   test_s.py::test_right FAILED\n\
+                   ===== short test summary info =====\n\
+                   FAILED test_s.py::test_right - assert 1 == 75\n\
+                   ===== 1 failed in 0.12s =====";
+        assert_eq!(
+            without_runner_framing(run),
+            "test_s.py::test_right FAILED\nFAILED test_s.py::test_right - assert 1 == 75"
+        );
+    }
+
+    #[test]
+    fn key_value_lines_outside_a_session_header_stay() {
+        let text = "===== FAILURES =====\nrootdir: /srv\nplatform linux\n\
+                    expected: 1\n____ test_a ____";
+        assert_eq!(
+            without_runner_framing(text),
+            "rootdir: /srv\nplatform linux\nexpected: 1\n____ test_a ____"
+        );
+    }
+
+    #[test]
+    fn lines_that_only_start_or_end_with_equals_signs_stay() {
+        for text in [
+            "=== RUN   TestParse\n--- FAIL: TestParse",
+            "if (a === b) {\n  x = y ===\n}",
+            "a == b\n== c ==",
+            "",
+        ] {
+            assert!(
+                matches!(without_runner_framing(text), Cow::Borrowed(_)),
+                "{text}"
+            );
+        }
+        // A bare rule is framing too: pytest's and unittest's separators, a heading's
+        // underline.
+        assert_eq!(without_runner_framing("Title\n=====\nbody"), "Title\nbody");
+    }
+
+    #[test]
     fn noise_of_every_kind_goes_in_one_pass() {
         let report = "where drops attrs\n<!-- fill this in -->\n- [X] Minimal\n- [X] Complete\n\
                       - [X] Verifiable\nnumpy: 1.16.1\npandas: 0.23.4\nscipy: None\nsee merge";
         assert_eq!(without_noise(report), "where drops attrs\n\nsee merge");
         assert!(matches!(without_noise("plain text"), Cow::Borrowed(_)));
+        let run = "skip breaks pdb\n=== test session starts ===\nrootdir: /srv\ntest_a.py s";
+        assert_eq!(without_noise(run), "skip breaks pdb\ntest_a.py s");
     }
 }
