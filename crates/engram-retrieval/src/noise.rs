@@ -12,9 +12,9 @@
 //! template's task list is ticked, not written. A test runner's framing is the same kind
 //! of text: pytest opens every session with a banner and a header (`platform linux --
 //! Python 3.8.1, pytest-5.4.1`, `rootdir: /home/me/proj`, `plugins: …`) and closes it
-//! with `= 1 failed in 0.03s =`, whatever the failure; the runner wrote those words, not
-//! the reporter, and a header's `session` or `platform` sends the graph path to whatever
-//! defines them. Query analysis drops all four before it looks at the text.
+//! with `=== 1 failed in 0.03s ===`, whatever the failure; the runner wrote those words,
+//! not the reporter, and a header's `session` or `platform` sends the graph path to
+//! whatever defines them. Query analysis drops all four before it looks at the text.
 
 use std::borrow::Cow;
 
