@@ -112,6 +112,10 @@ pub(super) async fn run(
     let mut scored = 0usize;
     let mut per_instance = Vec::new();
     let mut index_seconds = 0.0;
+    // Gold files that are not in the release's indexed tree (a file the fix added after the
+    // release, or one that is not Python): no system can rank them, so each such instance
+    // is a miss for all. Reported so that a reader knows the ceiling.
+    let mut unreachable: Vec<String> = Vec::new();
     for (version, group) in &by_version {
         let root = tree(version);
         let started = Instant::now();
@@ -161,8 +165,18 @@ pub(super) async fn run(
             embedder.as_deref(),
         )
         .await?;
+        let indexed: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
         for instance in group {
             scored += 1;
+            let absent: Vec<&str> = instance
+                .gold
+                .iter()
+                .map(String::as_str)
+                .filter(|g| !indexed.contains(g))
+                .collect();
+            if !absent.is_empty() {
+                unreachable.push(format!("{} ({})", instance.id, absent.join(", ")));
+            }
             let mut ranks = serde_json::Map::new();
             let mut tops = serde_json::Map::new();
             for (s, system) in systems.iter().enumerate() {
@@ -201,6 +215,7 @@ pub(super) async fn run(
                 "instance": instance.id,
                 "goldFileRank": ranks,
                 "gold": instance.gold,
+                "goldNotIndexed": absent,
                 "topFiles": tops,
             }));
         }
@@ -209,6 +224,14 @@ pub(super) async fn run(
         eprintln!(
             "skipped versions without a source tree (run scripts/fetch-swebench.sh): {}",
             missing.join(", ")
+        );
+    }
+    if !unreachable.is_empty() {
+        eprintln!(
+            "{} of {scored} instances have a gold file outside the indexed tree (not in that \
+             release, or not Python), a miss for every system: {}",
+            unreachable.len(),
+            unreachable.join("; ")
         );
     }
     let mut rows = Vec::new();
