@@ -89,8 +89,8 @@ pub struct QueryAnalysis {
 /// Analyses `text` in `context`. Pasted environment listings (`pip list` tables, pin
 /// lists, version reports), HTML comments, task lists and a test runner's framing are
 /// dropped first ([`without_noise`]): they name packages or repeat an issue template or
-/// the runner's banners, not the problem — unless the query is
-/// nothing but that, which is then what the user asks about.
+/// the runner's banners, not the problem — unless the query is nothing but that, which
+/// is then what the user asks about.
 ///
 /// ```
 /// use engram_retrieval::{analyze, QueryContext, QueryType};

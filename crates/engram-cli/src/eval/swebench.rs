@@ -112,9 +112,9 @@ pub(super) async fn run(
     let mut scored = 0usize;
     let mut per_instance = Vec::new();
     let mut index_seconds = 0.0;
-    // Gold files that are not in the release's indexed tree (a file the fix added after the
-    // release, or one that is not Python): no system can rank them, so each such instance
-    // is a miss for all. Reported so that a reader knows the ceiling.
+    // Gold files outside the tree an instance is posed on (a module that came after that
+    // release, or a file that is not Python): no system can rank them, so each such
+    // instance is a miss for all. Reported so that a reader knows the ceiling.
     let mut unreachable: Vec<String> = Vec::new();
     for (version, group) in &by_version {
         let root = tree(version);
