@@ -61,8 +61,9 @@ fn prefix(chunk: &Option<ChunkMeta>) -> Option<&str> {
     chunk.as_ref().and_then(|c| c.context_prefix.as_deref())
 }
 
-/// [`memory_text`] from a memory's parts (for stored memories being re-embedded).
-pub fn memory_text_of(
+/// The contextual text from a memory's parts: what [`memory_text`] and
+/// [`stored_memory_text`] share.
+fn memory_text_of(
     content: &str,
     files: &[String],
     modules: &[String],

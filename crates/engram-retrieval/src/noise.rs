@@ -304,6 +304,13 @@ fn is_version(word: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// `step` leaves each of `texts` as it was, borrowed.
+    fn assert_untouched(step: fn(&str) -> Cow<'_, str>, texts: &[&str]) {
+        for text in texts {
+            assert!(matches!(step(text), Cow::Borrowed(_)), "{text}");
+        }
+    }
+
     #[test]
     fn a_pip_list_table_with_locations_is_dropped() {
         let text = "caplog fails\n```\nPackage    Version   Location\n\
@@ -380,16 +387,14 @@ mod tests {
             "tearDown runs for skipped classes\nthe fixture"
         );
         // Two items are the reporter's own; so is a list that is not a task list.
-        for text in [
-            "- [x] parse_config handles empty files\n- [ ] and comments",
-            "- one\n- two\n- three",
-            "- [link](x)\n- [y] z\n- [ ]",
-        ] {
-            assert!(
-                matches!(without_task_lists(text), Cow::Borrowed(_)),
-                "{text}"
-            );
-        }
+        assert_untouched(
+            without_task_lists,
+            &[
+                "- [x] parse_config handles empty files\n- [ ] and comments",
+                "- one\n- two\n- three",
+                "- [link](x)\n- [y] z\n- [ ]",
+            ],
+        );
     }
 
     #[test]
@@ -421,17 +426,15 @@ mod tests {
 
     #[test]
     fn lines_that_only_start_or_end_with_equals_signs_stay() {
-        for text in [
-            "=== RUN   TestParse\n--- FAIL: TestParse",
-            "if (a === b) {\n  x = y ===\n}",
-            "a == b\n== c ==",
-            "",
-        ] {
-            assert!(
-                matches!(without_runner_framing(text), Cow::Borrowed(_)),
-                "{text}"
-            );
-        }
+        assert_untouched(
+            without_runner_framing,
+            &[
+                "=== RUN   TestParse\n--- FAIL: TestParse",
+                "if (a === b) {\n  x = y ===\n}",
+                "a == b\n== c ==",
+                "",
+            ],
+        );
         // A bare rule is framing too: pytest's and unittest's separators, a heading's
         // underline.
         assert_eq!(without_runner_framing("Title\n=====\nbody"), "Title\nbody");
