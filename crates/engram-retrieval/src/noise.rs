@@ -12,9 +12,11 @@
 //! template's task list is ticked, not written. A test runner's framing is the same kind
 //! of text: pytest opens every session with a banner and a header (`platform linux --
 //! Python 3.8.1, pytest-5.4.1`, `rootdir: /home/me/proj`, `plugins: …`) and closes it
-//! with `=== 1 failed in 0.03s ===`, whatever the failure; the runner wrote those words,
-//! not the reporter, and a header's `session` or `platform` sends the graph path to
-//! whatever defines them. Query analysis drops all four before it looks at the text.
+//! with `=== 1 failed in 0.03s ===`, whatever the failure, as `cargo test` prints
+//! `running 2 tests` and `test result: …` and Jest its `Test Suites: …` tally; the runner
+//! wrote those words, not the reporter, and a header's `session` or `platform` sends the
+//! graph path to whatever defines them. Query analysis drops all four before it looks at
+//! the text.
 
 use std::borrow::Cow;
 
@@ -28,8 +30,8 @@ pub const MIN_PINS: usize = 3;
 const ABSENT_VERSIONS: [&str; 4] = ["None", "installed", "unknown", "N/A"];
 
 /// `text` without its HTML comments ([`without_comments`]), its environment listings
-/// ([`without_listings`]) and its task lists ([`without_task_lists`]). Borrowed when
-/// nothing is dropped.
+/// ([`without_listings`]), its task lists ([`without_task_lists`]) and a test runner's
+/// framing ([`without_runner_framing`]). Borrowed when nothing is dropped.
 ///
 /// ```
 /// use engram_retrieval::noise::without_noise;
@@ -123,13 +125,18 @@ pub fn without_task_lists(text: &str) -> Cow<'_, str> {
     without_marked(text, &lines, &drop)
 }
 
-/// `text` without a test runner's framing: pytest's `=`-ruled section lines (`=== test
-/// session starts ===`, `=== FAILURES ===`, `=== 1 failed in 0.03s ===`) and the session
-/// header after a `test session starts` banner (`platform …`, `rootdir: …`, `plugins:
-/// …`, `collected 2 items`, up to the first other line). What the run printed between
-/// them stays: progress lines, `_`-ruled test names, tracebacks, assertion messages and
-/// the summary's `FAILED test_x.py::test_y` lines are the report's evidence. Borrowed
-/// when nothing is dropped.
+/// `text` without a test runner's framing:
+/// - pytest's `=`-ruled section lines (`=== test session starts ===`, `=== FAILURES ===`,
+///   `=== 1 failed in 0.03s ===`) and the session header after a `test session starts`
+///   banner (`platform …`, `rootdir: …`, `plugins: …`, `collected 2 items`, up to the
+///   first other line);
+/// - the status and tally lines of `cargo test` and Jest ([`is_runner_status`]).
+///
+/// What the run printed between them stays: progress lines, `_`-ruled test names,
+/// `test parser::empty ... FAILED`, tracebacks, panics, assertion messages and the
+/// summary's `FAILED test_x.py::test_y` lines are the report's evidence. So does Go's
+/// output, whose `=== RUN` and `FAIL <package>` lines name the test and the package.
+/// Borrowed when nothing is dropped.
 ///
 /// ```
 /// use engram_retrieval::noise::without_runner_framing;
@@ -142,9 +149,6 @@ pub fn without_task_lists(text: &str) -> Cow<'_, str> {
 /// );
 /// ```
 pub fn without_runner_framing(text: &str) -> Cow<'_, str> {
-    if !text.contains("===") {
-        return Cow::Borrowed(text);
-    }
     let lines: Vec<&str> = text.lines().collect();
     let mut drop = vec![false; lines.len()];
     let mut in_header = false;
@@ -155,9 +159,49 @@ pub fn without_runner_framing(text: &str) -> Cow<'_, str> {
             continue;
         }
         in_header = in_header && is_session_header(line);
-        *dropped = in_header;
+        *dropped = in_header || is_runner_status(line);
     }
     without_marked(text, &lines, &drop)
+}
+
+/// Cargo's status verbs whose line is `<verb> <crate> v<version> …`.
+const CARGO_CRATE_VERBS: [&str; 5] = [
+    "Compiling",
+    "Checking",
+    "Documenting",
+    "Downloaded",
+    "Fresh",
+];
+
+/// A line a test runner prints about the run rather than about a test, whatever failed:
+/// - `cargo test`: `running 3 tests`, `test result: FAILED. 2 passed; 1 failed; …`, and
+///   cargo's own status lines (`Compiling engram v0.1.0 (/src)`, `Finished `test`
+///   profile … target(s) in 4.2s`, `Running unittests src/lib.rs (target/debug/deps/…)`,
+///   `Doc-tests engram`);
+/// - Jest's tally: `Test Suites: 1 failed, 3 total`, `Tests: …`, `Snapshots: …`,
+///   `Time: 2.3 s`, `Ran all test suites.`
+fn is_runner_status(line: &str) -> bool {
+    let line = line.trim();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let is_number = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit());
+    match words.as_slice() {
+        ["running", n, "test" | "tests"] => is_number(n),
+        ["test", "result:", "ok." | "FAILED.", ..] => true,
+        ["Finished", ..] => line.contains(" target(s) in "),
+        ["Running", rest @ ..] => {
+            rest.first() == Some(&"unittests")
+                || line.contains("(target/")
+                || line.contains("(target\\")
+        }
+        ["Doc-tests", _crate] => true,
+        [verb, _crate, version, ..] if CARGO_CRATE_VERBS.contains(verb) => version
+            .strip_prefix('v')
+            .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())),
+        ["Test", "Suites:", ..] | ["Tests:", ..] | ["Snapshots:", ..] => line.ends_with(" total"),
+        ["Time:", seconds, ..] => seconds.trim_end_matches(['m', 's']).parse::<f64>().is_ok(),
+        ["Ran", "all", "test", suites, ..] => suites.starts_with("suites"),
+        _ => false,
+    }
 }
 
 /// The title of a line ruled with `=` on both sides (`=== FAILURES ===`; empty for a bare
@@ -438,6 +482,51 @@ mod tests {
         // A bare rule is framing too: pytest's and unittest's separators, a heading's
         // underline.
         assert_eq!(without_runner_framing("Title\n=====\nbody"), "Title\nbody");
+    }
+
+    #[test]
+    fn cargo_test_status_and_tally_lines_go_and_its_evidence_stays() {
+        let run = "   Compiling engram-core v0.1.0 (/work/main/crates/engram-core)\n\
+                   \u{20}   Finished `test` profile [unoptimized + debuginfo] target(s) in 41.27s\n\
+                   \u{20}    Running unittests src/lib.rs (target/debug/deps/engram_core-3f2a9c)\n\
+                   \n\
+                   running 2 tests\n\
+                   test query::tests::empty_match ... FAILED\n\
+                   test query::tests::quotes ... ok\n\
+                   thread 'query::tests::empty_match' panicked at src/query.rs:88:9:\n\
+                   test result: FAILED. 1 passed; 1 failed; 0 ignored; finished in 0.01s\n\
+                   \u{20}  Doc-tests engram_core";
+        assert_eq!(
+            without_runner_framing(run),
+            "\ntest query::tests::empty_match ... FAILED\ntest query::tests::quotes ... ok\n\
+             thread 'query::tests::empty_match' panicked at src/query.rs:88:9:"
+        );
+    }
+
+    #[test]
+    fn jest_tally_lines_go_and_its_failures_stay() {
+        let run = "FAIL src/parse.test.ts\n  ● parse › rejects an empty file\n\
+                   Test Suites: 1 failed, 3 passed, 4 total\n\
+                   Tests:       1 failed, 10 passed, 11 total\n\
+                   Snapshots:   0 total\nTime:        2.345 s\n\
+                   Ran all test suites matching /parse/i.";
+        assert_eq!(
+            without_runner_framing(run),
+            "FAIL src/parse.test.ts\n  ● parse › rejects an empty file"
+        );
+    }
+
+    #[test]
+    fn words_a_runner_prints_stay_in_the_reporters_sentences() {
+        assert_untouched(
+            without_runner_framing,
+            &[
+                "running 3 tests in parallel hangs\nRunning the suite twice",
+                "test result: it never finishes\nTests: flaky on CI",
+                "Compiling the grammar fails\nFinished reading config\nTime: unknown",
+                "ok  \tgithub.com/o/r/parser\t0.012s\nFAIL\tgithub.com/o/r/lexer\t0.3s",
+            ],
+        );
     }
 
     #[test]
