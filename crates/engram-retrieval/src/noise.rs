@@ -130,7 +130,8 @@ pub fn without_task_lists(text: &str) -> Cow<'_, str> {
 ///   `=== 1 failed in 0.03s ===`) and the session header after a `test session starts`
 ///   banner (`platform …`, `rootdir: …`, `plugins: …`, `collected 2 items`, up to the
 ///   first other line);
-/// - the status and tally lines of `cargo test` and Jest ([`is_runner_status`]).
+/// - the status and tally lines of `cargo test` and Jest (`running 2 tests`, `test result:
+///   …`, cargo's `Compiling` / `Finished` / `Running` lines, `Test Suites: … total`).
 ///
 /// What the run printed between them stays: progress lines, `_`-ruled test names,
 /// `test parser::empty ... FAILED`, tracebacks, panics, assertion messages and the
@@ -175,8 +176,8 @@ const CARGO_CRATE_VERBS: [&str; 5] = [
 
 /// A line a test runner prints about the run rather than about a test, whatever failed:
 /// - `cargo test`: `running 3 tests`, `test result: FAILED. 2 passed; 1 failed; …`, and
-///   cargo's own status lines (`Compiling engram v0.1.0 (/src)`, `Finished `test`
-///   profile … target(s) in 4.2s`, `Running unittests src/lib.rs (target/debug/deps/…)`,
+///   cargo's own status lines (`Compiling engram v0.1.0 (/src)`, ``Finished `test`
+///   profile … target(s) in 4.2s``, `Running unittests src/lib.rs (target/debug/deps/…)`,
 ///   `Doc-tests engram`);
 /// - Jest's tally: `Test Suites: 1 failed, 3 total`, `Tests: …`, `Snapshots: …`,
 ///   `Time: 2.3 s`, `Ran all test suites.`
