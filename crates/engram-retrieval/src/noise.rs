@@ -83,7 +83,11 @@ pub fn without_comments(text: &str) -> Cow<'_, str> {
 /// - lines that pin at least [`MIN_PINS`] packages;
 /// - version reports: runs of `name: value` lines of which at least [`MIN_LISTING_ROWS`]
 ///   give a version. The whole run goes, so the `OS: Linux` and `machine: x86_64` lines
-///   among the versions go with them.
+///   among the versions go with them;
+/// - pip's install log: `Installing collected packages: zipp, six, …`, `Successfully
+///   installed six-1.16.0 …`, `Requirement already satisfied: …`, `Collecting six==1.16`,
+///   `Downloading` / `Using cached` a wheel or an sdist, and the `Found existing
+///   installation` / `Uninstalling` / `Successfully uninstalled` lines of an upgrade.
 ///
 /// Borrowed when nothing is dropped.
 ///
@@ -99,7 +103,10 @@ pub fn without_comments(text: &str) -> Cow<'_, str> {
 /// ```
 pub fn without_listings(text: &str) -> Cow<'_, str> {
     let lines: Vec<&str> = text.lines().collect();
-    let mut drop: Vec<bool> = lines.iter().map(|line| is_pin_list(line)).collect();
+    let mut drop: Vec<bool> = lines
+        .iter()
+        .map(|line| is_pin_list(line) || is_pip_log_line(line))
+        .collect();
     drop_runs(&lines, &mut drop, |line| {
         is_listing_row(line).then_some(true)
     });
@@ -319,6 +326,48 @@ fn is_pin_list(line: &str) -> bool {
         >= MIN_PINS
 }
 
+/// A line of pip's install log (see [`without_listings`]): it names the packages pip
+/// installs, whatever the problem.
+fn is_pip_log_line(line: &str) -> bool {
+    let line = line.trim();
+    if [
+        "Installing collected packages: ",
+        "Requirement already satisfied: ",
+    ]
+    .iter()
+    .any(|start| line.starts_with(start))
+    {
+        return true;
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["Successfully", "installed" | "uninstalled", packages @ ..] => {
+            !packages.is_empty() && packages.iter().all(|p| is_versioned_name(p))
+        }
+        ["Found", "existing", "installation:", name, version] => {
+            is_package_name(name) && is_version(version)
+        }
+        ["Uninstalling", package] => is_versioned_name(package.trim_end_matches(':')),
+        ["Collecting", requirement, rest @ ..] => {
+            let name = requirement
+                .split(['=', '<', '>', '!', '~', '[', ';'])
+                .next()
+                .unwrap_or_default();
+            is_package_name(name) && rest.first().is_none_or(|w| w.starts_with("(from"))
+        }
+        ["Downloading", file, ..] | ["Using", "cached", file, ..] => [".whl", ".tar.gz", ".zip"]
+            .iter()
+            .any(|ext| file.ends_with(ext)),
+        _ => false,
+    }
+}
+
+/// `name-version` as pip reports an installed distribution (`PyYAML-6.0`).
+fn is_versioned_name(word: &str) -> bool {
+    word.rsplit_once('-')
+        .is_some_and(|(name, version)| is_package_name(name) && is_version(version))
+}
+
 /// `name==version` (also `===`, `~=`, `>=` as freeze files and constraints write them).
 fn is_pin(item: &str) -> bool {
     ["===", "==", "~=", ">="].iter().any(|op| {
@@ -483,6 +532,34 @@ mod tests {
         // A bare rule is framing too: pytest's and unittest's separators, a heading's
         // underline.
         assert_eq!(without_runner_framing("Title\n=====\nbody"), "Title\nbody");
+    }
+
+    #[test]
+    fn pips_install_log_is_dropped_and_the_report_around_it_stays() {
+        let log = "rewrite fails on a number\n$ pip install -r req.txt\n\
+                   Collecting pytest==7.3.1 (from -r req.txt (line 1))\n\
+                   \u{20} Downloading pytest-7.3.1-py3-none-any.whl (320 kB)\n\
+                   \u{20} Using cached six-1.16.0-py2.py3-none-any.whl\n\
+                   Requirement already satisfied: zipp in ./venv/lib/python3.8 (3.15.0)\n\
+                   Installing collected packages: zipp, six, PyYAML, pluggy\n\
+                   \u{20} Found existing installation: pytest 5.1.1\n\
+                   \u{20}   Uninstalling pytest-5.1.1:\n\
+                   \u{20}     Successfully uninstalled pytest-5.1.1\n\
+                   Successfully installed PyYAML-6.0 pluggy-1.0.0 six-1.16.0\n\
+                   then import fails";
+        assert_eq!(
+            without_listings(log),
+            "rewrite fails on a number\n$ pip install -r req.txt\nthen import fails"
+        );
+        assert_untouched(
+            without_listings,
+            &[
+                "Collecting fixtures is slow on Windows",
+                "Successfully installed the plugin, then it failed",
+                "Downloading the artifact hangs\nUsing cached results",
+                "Found existing installation: none",
+            ],
+        );
     }
 
     #[test]
