@@ -1,7 +1,7 @@
 //! What a bug report carries besides its point: pasted environment listings (`pip list` /
 //! `pip freeze` / `npm ls` tables, `name==version` pin lists, `name: version` reports such
-//! as `xr.show_versions()`), and what issue templates put in every report: their hidden
-//! HTML comments and their task lists.
+//! as `xr.show_versions()`, pip's install log), and what issue templates put in every
+//! report: their hidden HTML comments and their task lists.
 //!
 //! A listing names every package installed, so its words are about the environment, not
 //! the problem: dozens of package names crowd the keyword path's token budget and the
