@@ -191,9 +191,8 @@ const CARGO_CRATE_VERBS: [&str; 5] = [
 fn is_runner_status(line: &str) -> bool {
     let line = line.trim();
     let words: Vec<&str> = line.split_whitespace().collect();
-    let is_number = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit());
     match words.as_slice() {
-        ["running", n, "test" | "tests"] => is_number(n),
+        ["running", n, "test" | "tests"] => n.parse::<u32>().is_ok(),
         ["test", "result:", "ok." | "FAILED.", ..] => true,
         ["Finished", ..] => line.contains(" target(s) in "),
         ["Running", rest @ ..] => {
@@ -202,9 +201,9 @@ fn is_runner_status(line: &str) -> bool {
                 || line.contains("(target\\")
         }
         ["Doc-tests", _crate] => true,
-        [verb, _crate, version, ..] if CARGO_CRATE_VERBS.contains(verb) => version
-            .strip_prefix('v')
-            .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())),
+        [verb, _crate, version, ..] if CARGO_CRATE_VERBS.contains(verb) => {
+            version.starts_with('v') && is_version(version)
+        }
         ["Test", "Suites:", ..] | ["Tests:", ..] | ["Snapshots:", ..] => line.ends_with(" total"),
         ["Time:", seconds, ..] => seconds.trim_end_matches(['m', 's']).parse::<f64>().is_ok(),
         ["Ran", "all", "test", suites, ..] => suites.starts_with("suites"),
