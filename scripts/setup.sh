@@ -8,7 +8,7 @@ WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen crate in Cargo.lock
 WASM_PACK_VERSION=0.15.1
 WASMTIME_PY_VERSION=50.0.1
 PYTEST_VERSION=8.3.4
-NUMPY_VERSION=2.4.6
+NUMPY_VERSION=$(sed -n 's/^NUMPY_VERSION=\([^ ]*\).*/\1/p' scripts/fetch-model.sh)   # pinned there
 
 step() { printf '\n==> %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -41,7 +41,7 @@ step "npm packages (workerd via miniflare, playwright-core)"
 (cd workers && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
-step "Python packages (wasmtime's embedding, pytest, NumPy for distilling the edge model)"
+step "Python packages (wasmtime's embedding, pytest, NumPy for the edge model and the rerank helpers)"
 python3 -m pip install -q --disable-pip-version-check "wasmtime==${WASMTIME_PY_VERSION}" "pytest==${PYTEST_VERSION}" "numpy==${NUMPY_VERSION}" 2>&1 | grep -v "WARNING: Running pip as the 'root' user" || true
 
 step "embedding model (PyPI, pinned, sha256-checked)"

@@ -120,6 +120,9 @@ pub(super) async fn run(
         let root = tree(version);
         let started = Instant::now();
         let files = python_files(&root)?;
+        let project = group.first().map_or("pytest", |i| project_of(&i.id));
+        // Embedding a release's chunks takes minutes on a cold vector cache.
+        eprintln!("{project} {version}: indexing {} files...", files.len());
         let engram = super::open_memory(format!("pytest-{version}")).await?;
         let engram = super::with_model(engram, embedder.as_ref())?;
         let engram = crate::rerank::attach(engram, target)?;
@@ -153,8 +156,7 @@ pub(super) async fn run(
         let seconds = started.elapsed().as_secs_f64();
         index_seconds += seconds;
         eprintln!(
-            "{} {version}: {} files, {chunks} chunks indexed in {seconds:.1}s ({} instances)",
-            group.first().map_or("pytest", |i| project_of(&i.id)),
+            "{project} {version}: {} files, {chunks} chunks indexed in {seconds:.1}s ({} instances)",
             files.len(),
             group.len()
         );
