@@ -102,28 +102,12 @@ pub(crate) fn names_code(text: &str) -> bool {
         })
 }
 
-/// The words of `text` that could be names, paths or flags, each with whether it is
-/// inside backticks. A fenced block counts (its fences are backticks too), but not the
-/// language its opening fence names: `python` in a fence is a tag, not a module.
+/// The words of `text` that could be names, paths or flags, each with whether Markdown
+/// shows it as code (see [`crate::markdown`]): a fenced block counts, but not the
+/// language its opening fence names (`python` in a fence is a tag, not a module).
 fn words(text: &str) -> impl Iterator<Item = (&str, bool)> {
-    text.split('`')
-        .enumerate()
-        .scan(0usize, |empty_before, (i, segment)| {
-            // Odd segments are inside backticks; one right after two empty ones opens a
-            // fence (```), and its first line is the fence's language tag.
-            let in_backticks = i % 2 == 1;
-            let opens_fence = in_backticks && *empty_before >= 2;
-            *empty_before = if segment.is_empty() {
-                *empty_before + 1
-            } else {
-                0
-            };
-            let body = match segment.split_once('\n') {
-                Some((_tag, body)) if opens_fence => body,
-                _ => segment,
-            };
-            Some((body, in_backticks))
-        })
+    crate::markdown::segments(text)
+        .into_iter()
         .flat_map(|(segment, in_backticks)| {
             segment
                 .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
@@ -239,6 +223,18 @@ mod tests {
         let report = "Fails:\n```python\nimport pytest\n\nclass Foo(object):\n    def test_one(self):\n        \
                       assert None is not True\n        return lambda: 0x7f9bd55e4d00\n```";
         assert_eq!(identifiers(report), ["pytest", "Foo", "object", "test_one"]);
+    }
+
+    #[test]
+    fn an_unmatched_backtick_leaves_the_prose_after_it_prose() {
+        // SWE-bench pytest-8906: the quoted error message lost its closing backtick.
+        // Counted from the start, that backtick would make "proposed solution" names.
+        let report = ">To skip a module use `pytestmark = pytest.mark.skip.\n\n\
+                      The proposed solution `pytestmark` does not work in my case.";
+        assert_eq!(
+            identifiers(report),
+            ["pytest.mark.skip", "pytest", "mark", "skip", "pytestmark"]
+        );
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub mod terms;
 pub mod tokens;
 
 mod candidate;
+mod markdown;
 
 pub use analysis::{analyze, QueryAnalysis, QueryContext, QueryType};
 pub use candidate::{Breakdown, Candidate, PathHit, PathKind, PathScore};

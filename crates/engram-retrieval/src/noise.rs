@@ -79,7 +79,8 @@ pub fn without_comments(text: &str) -> Cow<'_, str> {
 /// `text` without its environment listings:
 /// - runs of at least [`MIN_LISTING_ROWS`] lines (blank lines inside continue a run) that
 ///   are each a package and a version: a table row, optionally with a location column, or
-///   a pin;
+///   a pin; with them go the command that printed them (`$ pip list`) and the table's
+///   header and rule;
 /// - lines that pin at least [`MIN_PINS`] packages;
 /// - version reports: runs of `name: value` lines of which at least [`MIN_LISTING_ROWS`]
 ///   give a version. The whole run goes, so the `OS: Linux` and `machine: x86_64` lines
@@ -95,10 +96,7 @@ pub fn without_comments(text: &str) -> Cow<'_, str> {
 /// use engram_retrieval::noise::without_listings;
 /// let report = "pytest.raises loses the message\nPackage  Version\n-------- -------\n\
 ///               attrs    19.1.0\nboto3    1.9.51\nsix      1.12.0\nsee str(e)";
-/// assert_eq!(
-///     without_listings(report),
-///     "pytest.raises loses the message\nPackage  Version\n-------- -------\nsee str(e)"
-/// );
+/// assert_eq!(without_listings(report), "pytest.raises loses the message\nsee str(e)");
 /// assert_eq!(without_listings("pytest 7.1.2 on linux"), "pytest 7.1.2 on linux");
 /// ```
 pub fn without_listings(text: &str) -> Cow<'_, str> {
@@ -108,7 +106,11 @@ pub fn without_listings(text: &str) -> Cow<'_, str> {
         .map(|line| is_pin_list(line) || is_pip_log_line(line))
         .collect();
     drop_runs(&lines, &mut drop, |line| {
-        is_listing_row(line).then_some(true)
+        if is_listing_row(line) {
+            Some(true)
+        } else {
+            is_listing_frame(line).then_some(false)
+        }
     });
     drop_runs(&lines, &mut drop, report_row);
     without_marked(text, &lines, &drop)
@@ -292,6 +294,34 @@ fn is_task_item(line: &str) -> bool {
     ["[ ]", "[x]", "[X]"].iter().any(|b| rest.starts_with(b))
 }
 
+/// A line that frames a listing without being a row of it: the command that printed it
+/// (`$ pip list`, `pip freeze`, `python -m pip list --format=columns`, `conda list`), the
+/// table's header (`Package Version [Location]`, newer pip's `Editable project location`)
+/// or its rule of dashes. It goes with the rows, never alone.
+fn is_listing_frame(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let command = match words.as_slice() {
+        ["$" | ">" | "%", rest @ ..] => rest,
+        all => all,
+    };
+    let command = match command {
+        ["python" | "python3", "-m", rest @ ..] => rest,
+        all => all,
+    };
+    match command {
+        ["pip" | "pip3" | "conda", "list" | "freeze", options @ ..] => {
+            options.iter().all(|o| o.starts_with('-'))
+        }
+        ["Package", "Version", rest @ ..] => rest
+            .iter()
+            .all(|w| matches!(*w, "Location" | "Editable" | "project" | "location")),
+        [_, ..] => words
+            .iter()
+            .all(|w| w.len() >= 3 && w.bytes().all(|b| b == b'-')),
+        [] => false,
+    }
+}
+
 /// A `name version [location]` table row or a single pin `name==version`.
 fn is_listing_row(line: &str) -> bool {
     let mut fields = line.split_whitespace();
@@ -412,10 +442,24 @@ mod tests {
                     mypkg      0.1.dev0  /home/me/src/mypkg\n\
                     packaging  20.4\n\
                     pluggy     0.13.1\n```\nthe end";
-        assert_eq!(
-            without_listings(text),
-            "caplog fails\n```\nPackage    Version   Location\n\
-             ---------- --------- --------\n```\nthe end"
+        assert_eq!(without_listings(text), "caplog fails\n```\n```\nthe end");
+    }
+
+    #[test]
+    fn the_command_header_and_rule_go_with_the_rows_never_alone() {
+        let text = "xfail ignored\n$ pip list --format=columns\n\
+                    Package    Version  Editable project location\n\
+                    ---------- -------- --------------------------\n\
+                    attrs      19.3.0\npluggy     0.13.1\nsix        1.15.0\nthe end";
+        assert_eq!(without_listings(text), "xfail ignored\nthe end");
+        // Without rows to frame, a header or a command is the reporter's text.
+        assert_untouched(
+            without_listings,
+            &[
+                "Package Version\n-------- -------\nis what pip prints",
+                "run pip list\nthen conda list",
+                "----\n---\n-----",
+            ],
         );
     }
 
