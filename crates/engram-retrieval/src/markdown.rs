@@ -176,6 +176,33 @@ mod tests {
     }
 
     #[test]
+    fn every_short_text_of_marks_cuts_into_ordered_stretches_of_itself() {
+        // Each text of up to six characters over the marks that matter, exhaustively:
+        // no panic, and the stretches are disjoint slices of the text, in order.
+        let alphabet = ['`', '~', 'a', '\n', ' '];
+        let mut text = String::new();
+        for len in 0..=6u32 {
+            for mut n in 0..alphabet.len().pow(len) {
+                text.clear();
+                for _ in 0..len {
+                    text.push(alphabet[n % alphabet.len()]);
+                    n /= alphabet.len();
+                }
+                let base = text.as_ptr() as usize;
+                let mut at = 0;
+                for (stretch, _) in segments(&text) {
+                    let start = stretch.as_ptr() as usize - base;
+                    assert!(
+                        start >= at && start + stretch.len() <= text.len(),
+                        "{text:?}"
+                    );
+                    at = start + stretch.len();
+                }
+            }
+        }
+    }
+
+    #[test]
     fn tilde_fences_close_only_on_their_own_mark_and_length() {
         let text = "~~~~\ncode\n~~~\n```\nstill code\n~~~~\nprose";
         assert_eq!(code(text), ["code\n~~~\n```\nstill code"]);
