@@ -36,6 +36,7 @@ mkdir -p "$static"
 if ! python3 -c 'import numpy' 2>/dev/null; then
   echo "installing NumPy ${NUMPY_VERSION} (PyPI) for the distillation..."
   python3 -m pip install -q --disable-pip-version-check "numpy==${NUMPY_VERSION}" 2>&1 | grep -v "WARNING: Running pip as the 'root' user" || true
+  python3 -c 'import numpy' || { echo "NumPy ${NUMPY_VERSION} did not install (pip says why above); the edge model needs it" >&2; exit 1; }
 fi
 echo "distilling the static edge model (about 2 minutes)..."
 python3 "$(dirname "$0")/distill-static.py" "$upstream" "$static/model.bin.partial"
