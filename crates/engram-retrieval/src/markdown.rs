@@ -27,15 +27,13 @@ pub(crate) fn segments(text: &str) -> Vec<(&str, bool)> {
             }
             continue;
         }
-        if let Some(opened) = Fence::opened_by(line, offset) {
+        // A fence or a blank line ends the paragraph before it.
+        let opened = Fence::opened_by(line, offset);
+        if opened.is_some() || line.trim().is_empty() {
             if let Some(p) = paragraph.take() {
                 inline_spans(&text[p..start], &mut out);
             }
-            fence = Some(opened);
-        } else if line.trim().is_empty() {
-            if let Some(p) = paragraph.take() {
-                inline_spans(&text[p..start], &mut out);
-            }
+            fence = opened;
         } else if paragraph.is_none() {
             paragraph = Some(start);
         }
@@ -68,7 +66,7 @@ impl Fence {
         if mark != b'`' && mark != b'~' {
             return None;
         }
-        let run = trimmed.bytes().take_while(|&b| b == mark).count();
+        let run = run_of(trimmed.as_bytes(), mark);
         let info = &trimmed[run..];
         (run >= 3 && !(mark == b'`' && info.contains('`'))).then_some(Fence {
             mark,
@@ -81,7 +79,7 @@ impl Fence {
     /// opening one, and nothing after it but spaces.
     fn is_closed_by(&self, line: &str) -> bool {
         let trimmed = line.trim_start();
-        let run = trimmed.bytes().take_while(|&b| b == self.mark).count();
+        let run = run_of(trimmed.as_bytes(), self.mark);
         run >= self.run && trimmed[run..].trim().is_empty()
     }
 }
@@ -90,7 +88,7 @@ impl Fence {
 /// opens a span that the next run of exactly n closes; a run nothing closes is plain.
 fn inline_spans<'a>(paragraph: &'a str, out: &mut Vec<(&'a str, bool)>) {
     let bytes = paragraph.as_bytes();
-    let run_at = |i: usize| bytes[i..].iter().take_while(|&&b| b == b'`').count();
+    let run_at = |i: usize| run_of(&bytes[i..], b'`');
     let mut plain = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -124,6 +122,11 @@ fn inline_spans<'a>(paragraph: &'a str, out: &mut Vec<(&'a str, bool)>) {
         }
     }
     out.push((&paragraph[plain..], false));
+}
+
+/// How many times `mark` repeats at the start of `bytes`.
+fn run_of(bytes: &[u8], mark: u8) -> usize {
+    bytes.iter().take_while(|&&b| b == mark).count()
 }
 
 #[cfg(test)]

@@ -300,6 +300,10 @@ fn is_task_item(line: &str) -> bool {
 /// or its rule of dashes. It goes with the rows, never alone.
 fn is_listing_frame(line: &str) -> bool {
     let words: Vec<&str> = line.split_whitespace().collect();
+    let is_rule = |w: &&str| w.len() >= 3 && w.bytes().all(|b| b == b'-');
+    if !words.is_empty() && words.iter().all(is_rule) {
+        return true;
+    }
     let command = match words.as_slice() {
         ["$" | ">" | "%", rest @ ..] => rest,
         all => all,
@@ -315,10 +319,7 @@ fn is_listing_frame(line: &str) -> bool {
         ["Package", "Version", rest @ ..] => rest
             .iter()
             .all(|w| matches!(*w, "Location" | "Editable" | "project" | "location")),
-        [_, ..] => words
-            .iter()
-            .all(|w| w.len() >= 3 && w.bytes().all(|b| b == b'-')),
-        [] => false,
+        _ => false,
     }
 }
 
