@@ -78,6 +78,16 @@ pub(crate) const RANDOMIZATION_SAMPLES: u32 = 100_000;
 /// on every run of the same data.
 const RANDOMIZATION_SEED: u64 = 20_261_126;
 
+/// `1 / rank` of a 1-based gold rank, 0 when the gold was not found.
+pub(crate) fn reciprocal_rank(rank: &Option<usize>) -> f64 {
+    rank.map_or(0.0, |r| 1.0 / r.max(1) as f64)
+}
+
+/// The mean of [`reciprocal_rank`] over `ranks` (0 for no queries).
+pub(crate) fn mean_reciprocal_rank(ranks: &[Option<usize>]) -> f64 {
+    ranks.iter().map(reciprocal_rank).sum::<f64>() / ranks.len().max(1) as f64
+}
+
 /// How far one system's reciprocal ranks lie from another's on the same queries.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct RankGain {
@@ -96,11 +106,10 @@ impl RankGain {
     /// is at least as far from zero as the observed sum, counting the observed
     /// arrangement itself; 1 when every query ties.
     pub fn of(system: &[Option<usize>], baseline: &[Option<usize>]) -> RankGain {
-        let reciprocal = |rank: &Option<usize>| rank.map_or(0.0, |r| 1.0 / r.max(1) as f64);
         let deltas: Vec<f64> = system
             .iter()
             .zip(baseline)
-            .map(|(a, b)| reciprocal(a) - reciprocal(b))
+            .map(|(a, b)| reciprocal_rank(a) - reciprocal_rank(b))
             .collect();
         let mrr_delta = deltas.iter().sum::<f64>() / deltas.len().max(1) as f64;
         RankGain {
@@ -232,6 +241,15 @@ fn probability(p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mean_reciprocal_rank_counts_a_miss_as_zero() {
+        assert_eq!(
+            mean_reciprocal_rank(&[Some(1), Some(4), None, Some(2)]),
+            0.4375
+        );
+        assert_eq!(mean_reciprocal_rank(&[]), 0.0);
+    }
 
     #[test]
     fn ranks_compare_with_not_found_below_every_rank() {

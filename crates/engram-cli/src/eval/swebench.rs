@@ -242,12 +242,15 @@ pub(super) async fn run(
         if latencies[s].is_empty() {
             continue;
         }
-        ranks.push((system.name.clone(), std::mem::take(&mut gold_ranks[s])));
+        let system_ranks = std::mem::take(&mut gold_ranks[s]);
+        let mrr = super::paired::mean_reciprocal_rank(&system_ranks);
+        ranks.push((system.name.clone(), system_ranks));
         latencies[s].sort_by(f64::total_cmp);
         let n = scored.max(1) as f64;
         rows.push(json!({
             "system": system.name,
             "instances": scored,
+            "MRR": mrr,
             "Acc@1": successes[s][0] as f64 / n,
             "Acc@5": successes[s][1] as f64 / n,
             "Acc@10": successes[s][2] as f64 / n,
@@ -265,11 +268,11 @@ pub(super) async fn run(
     report(
         &format!(
             "SWE-bench dev, {} file localization: {scored} instances over {} releases \
-             (Acc@k: every gold file in the top k files)",
+             (Acc@k: every gold file in the top k files; MRR by the worst gold file's rank)",
             projects.join(", "),
             by_version.len()
         ),
-        &["Acc@1", "Acc@5", "Acc@10"],
+        &["MRR", "Acc@1", "Acc@5", "Acc@10"],
         &rows,
         &ranks,
         json!({ "model": model, "indexSeconds": index_seconds, "embedHeadChars": EMBED_HEAD_CHARS, "instances": per_instance }),
