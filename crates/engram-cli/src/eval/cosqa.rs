@@ -131,7 +131,7 @@ pub(super) async fn run(
             eprintln!("skipping {}: no embedding model", system.name);
             continue;
         }
-        let (mut rr, mut hits) = (0.0, [0usize; 3]);
+        let mut hits = [0usize; 3];
         let mut latencies = Vec::with_capacity(queries.len());
         let mut gold_ranks = Vec::with_capacity(queries.len());
         for (text, gold) in &queries {
@@ -156,7 +156,6 @@ pub(super) async fn run(
                 }));
             }
             if let Some(rank) = found {
-                rr += 1.0 / (rank + 1) as f64;
                 for (slot, k) in [1, 5, 10].iter().enumerate() {
                     if rank < *k {
                         hits[slot] += 1;
@@ -165,12 +164,13 @@ pub(super) async fn run(
             }
         }
         latencies.sort_by(f64::total_cmp);
+        let mrr = super::paired::mean_reciprocal_rank(&gold_ranks);
         ranks.push((system.name.clone(), gold_ranks));
         let n = queries.len().max(1) as f64;
         rows.push(json!({
             "system": system.name,
             "queries": queries.len(),
-            "MRR": rr / n,
+            "MRR": mrr,
             "hit@1": hits[0] as f64 / n,
             "hit@5": hits[1] as f64 / n,
             "hit@10": hits[2] as f64 / n,
