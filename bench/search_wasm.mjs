@@ -5,6 +5,8 @@
 // scripts/build-pkg.sh; default `1000,10000 100`; `BENCH_KEYWORD_ONLY=1` for the first). The corpus and queries follow the native `search_bench` example's
 // recipe (same generator, same seeds), so the two are comparable configuration by
 // configuration. Prints p50 / p95 ms and the mean candidate and ranking stage times.
+// `BENCH_ONLY=<text>` measures only the configurations whose label contains it (for
+// profiling and for side-by-side runs of two builds).
 import { loadEngram } from "../pkg/tests/load.mjs";
 
 class Rng {
@@ -79,6 +81,8 @@ const sizes = (sizesArg ?? "1000,10000").split(",").map(Number);
 const qs = queries(Number(countArg ?? 100));
 const engram = await loadEngram();
 console.log(`${"size".padStart(7)} ${"configuration".padEnd(34)} ${"p50 ms".padStart(9)} ${"p95 ms".padStart(9)}`);
+const only = process.env.BENCH_ONLY;
+const wanted = (label) => !only || label.includes(only);
 async function measure(memory, size, label) {
   const latencies = [];
   let candidates = 0, ranking = 0;
@@ -96,10 +100,12 @@ async function measure(memory, size, label) {
 const hybrid = !process.env.BENCH_KEYWORD_ONLY;
 for (const size of sizes) {
   const docs = corpus(size);
-  const memory = await engram.createMemory({ local: true, projectId: `bench-${size}` });
-  for (const m of docs) await memory.remember(m);
-  await measure(memory, size, "wasm (Node), keyword + graph");
-  {
+  if (wanted("wasm (Node), keyword + graph")) {
+    const memory = await engram.createMemory({ local: true, projectId: `bench-${size}` });
+    for (const m of docs) await memory.remember(m);
+    await measure(memory, size, "wasm (Node), keyword + graph");
+  }
+  if (wanted("wasm (Node), keyword + graph (res.)")) {
     const m = await engram.createMemory({ local: true, projectId: `bench-${size}`, residentKeywords: true });
     for (const d of docs) await m.remember(d);
     await m.loadResidentKeywords();
@@ -109,6 +115,7 @@ for (const size of sizes) {
   // Each `local` instance is its own in-memory database, so the exact scan and resident
   // vectors get one each, filled with the same memories.
   for (const [label, residentVectors] of [["wasm (Node), hybrid (exact dense)", false], ["wasm (Node), hybrid (resident, both)", true]]) {
+    if (!wanted(label)) continue;
     const m = await engram.createMemory({ local: true, projectId: `bench-${size}`, fetch: hashFetch, embedder, residentVectors, residentKeywords: residentVectors });
     for (const d of docs) await m.remember(d);
     // The first searches load the resident set (4,096 vectors each); not what later cost.

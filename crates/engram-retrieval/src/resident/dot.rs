@@ -10,46 +10,117 @@ pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
     chunks_dot(&a[..whole], &b[..whole]) + tail_dot(&a[whole..], &b[whole..], |y| y)
 }
 
-/// The dot product of `a` with each `a.len()`-long row of the signed bytes `rows`.
-pub(super) fn scan_i8(a: &[f32], rows: &[i8]) -> Vec<f32> {
+/// The exact dot product of the 16-bit `query` with each `query.len()`-long row of the
+/// signed bytes `rows`, for a query whose products sum within `i32`: every component at
+/// most [`query_units`]`(query.len())` in magnitude.
+///
+/// Integers rather than floats because a multiply-add of 16-bit pairs handles twice the
+/// values per instruction of widening bytes to `f32`: 10K × 384 scans in 0.13 ms against
+/// 0.41 ms on AVX2.
+pub(super) fn scan_i8(query: &[i16], rows: &[i8]) -> Vec<i32> {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2, which is all the function's code needs.
-        return unsafe { x86::scan_i8_avx2(a, rows) };
+        return unsafe { x86::scan_i8_avx2(query, rows) };
     }
-    scan_i8_portable(a, rows)
+    scan_rows(query, rows, dot_i16_i8)
 }
 
-/// [`scan_i8`] in the instructions the build targets. Widening bytes to `f32` takes
-/// several SSE2 instructions per lane where SSE4.1 and AVX2 have one, so the baseline
-/// x86-64 build scanned at half the speed of one made for the machine (10K × 384: 0.71 ms
-/// against 0.33 ms).
+/// The largest query component [`scan_i8`] takes for `dims`-long rows: 32,767 unless
+/// `dims` products of it and a byte (at most 128 in magnitude) could overflow `i32`.
+pub(super) fn query_units(dims: usize) -> i16 {
+    let fits = i32::MAX as usize / (128 * dims.max(1));
+    fits.clamp(1, i16::MAX as usize) as i16
+}
+
+/// `dot` of `query` with each row of `rows`.
 #[inline(always)]
-fn scan_i8_portable(a: &[f32], rows: &[i8]) -> Vec<f32> {
-    if a.is_empty() {
+fn scan_rows(query: &[i16], rows: &[i8], dot: impl Fn(&[i16], &[i8]) -> i32) -> Vec<i32> {
+    if query.is_empty() {
         return Vec::new();
     }
     // A loop, not an iterator adapter: a closure would be a function of its own, compiled
     // without the caller's target features.
-    let mut out = Vec::with_capacity(rows.len() / a.len());
-    for row in rows.chunks_exact(a.len()) {
-        out.push(dot_i8(a, row));
+    let mut out = Vec::with_capacity(rows.len() / query.len());
+    for row in rows.chunks_exact(query.len()) {
+        out.push(dot(query, row));
     }
     out
 }
 
+/// The dot product of `a` and `b` in sixteen independent lanes, which compilers turn into
+/// SIMD multiply-adds.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
+fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
+    let whole = a.len().min(b.len()) / 16 * 16;
+    let mut lanes = [0i32; 16];
+    for (x, y) in a[..whole].chunks_exact(16).zip(b[..whole].chunks_exact(16)) {
+        for i in 0..16 {
+            lanes[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    lanes.iter().sum::<i32>() + tail_i16_i8(&a[whole..], &b[whole..])
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    /// [`super::scan_i8_portable`] compiled for AVX2.
+    use std::arch::x86_64::{
+        __m128i, __m256i, _mm256_add_epi32, _mm256_cvtepi8_epi16, _mm256_loadu_si256,
+        _mm256_madd_epi16, _mm256_setzero_si256, _mm256_storeu_si256, _mm_loadu_si128,
+    };
+
+    /// [`super::scan_i8`] on AVX2.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn scan_i8_avx2(a: &[f32], rows: &[i8]) -> Vec<f32> {
-        super::scan_i8_portable(a, rows)
+    pub(super) unsafe fn scan_i8_avx2(query: &[i16], rows: &[i8]) -> Vec<i32> {
+        if query.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(rows.len() / query.len());
+        for row in rows.chunks_exact(query.len()) {
+            out.push(dot_avx2(query, row));
+        }
+        out
+    }
+
+    /// The dot product of `a` and `b`: each 16 bytes widen to 16-bit lanes and
+    /// multiply-add with 16 query components into eight 32-bit sums. (LLVM's own
+    /// vectorization of the portable lane loop runs at a third of this speed.)
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn dot_avx2(a: &[i16], b: &[i8]) -> i32 {
+        let whole = a.len().min(b.len()) / 16 * 16;
+        let mut acc = _mm256_setzero_si256();
+        for at in (0..whole).step_by(16) {
+            // `at + 16 <= whole`: both loads stay inside their slices; neither needs
+            // alignment.
+            let row = _mm256_cvtepi8_epi16(_mm_loadu_si128(b.as_ptr().add(at).cast::<__m128i>()));
+            let q = _mm256_loadu_si256(a.as_ptr().add(at).cast::<__m256i>());
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(row, q));
+        }
+        let mut lanes = [0i32; 8];
+        _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), acc);
+        lanes.iter().sum::<i32>() + super::tail_i16_i8(&a[whole..], &b[whole..])
     }
 }
 
-/// The dot product of `a` and the signed bytes `b`.
+/// The dot product of the values past the last whole 16-value chunk, one by one.
 #[inline(always)]
-fn dot_i8(a: &[f32], b: &[i8]) -> f32 {
+fn tail_i16_i8(a: &[i16], b: &[i8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum()
+}
+
+/// The dot product of `a` and the signed bytes `b`.
+pub(super) fn dot_i8(a: &[f32], b: &[i8]) -> f32 {
     let whole = a.len().min(b.len()) / 16 * 16;
     chunks_dot_i8(&a[..whole], &b[..whole]) + tail_dot(&a[whole..], &b[whole..], f32::from)
 }
@@ -99,9 +170,10 @@ fn chunks_dot_u8(a: &[f32], b: &[u8]) -> f32 {
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 use core::arch::wasm32::{
     f32x4_add, f32x4_convert_i32x4, f32x4_extract_lane, f32x4_mul, f32x4_splat,
-    i16x8_extend_high_i8x16, i16x8_extend_low_i8x16, i32x4_extend_high_i16x8,
-    i32x4_extend_low_i16x8, u16x8_extend_high_u8x16, u16x8_extend_low_u8x16,
-    u32x4_extend_high_u16x8, u32x4_extend_low_u16x8, v128, v128_load,
+    i16x8_extend_high_i8x16, i16x8_extend_low_i8x16, i32x4_add, i32x4_dot_i16x8,
+    i32x4_extend_high_i16x8, i32x4_extend_low_i16x8, i32x4_extract_lane, i32x4_splat,
+    u16x8_extend_high_u8x16, u16x8_extend_low_u8x16, u32x4_extend_high_u16x8,
+    u32x4_extend_low_u16x8, v128, v128_load,
 };
 
 /// Four `f32`s from `x` at `at`.
@@ -187,6 +259,30 @@ fn chunks_dot_i8(a: &[f32], b: &[i8]) -> f32 {
     })
 }
 
+/// [`dot_i16_i8`] in `simd128`: each 16 bytes widen to two vectors of 16-bit lanes, each
+/// multiply-added with 8 query components into four 32-bit sums.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
+    let whole = a.len().min(b.len()) / 16 * 16;
+    let (mut low_acc, mut high_acc) = (i32x4_splat(0), i32x4_splat(0));
+    for (x, y) in a[..whole].chunks_exact(16).zip(b[..whole].chunks_exact(16)) {
+        let bytes = load_bytes(y);
+        let (low, high) = (
+            i16x8_extend_low_i8x16(bytes),
+            i16x8_extend_high_i8x16(bytes),
+        );
+        low_acc = i32x4_add(low_acc, i32x4_dot_i16x8(low, load_bytes(&x[..8])));
+        high_acc = i32x4_add(high_acc, i32x4_dot_i16x8(high, load_bytes(&x[8..])));
+    }
+    let sum = i32x4_add(low_acc, high_acc);
+    i32x4_extract_lane::<0>(sum)
+        + i32x4_extract_lane::<1>(sum)
+        + i32x4_extract_lane::<2>(sum)
+        + i32x4_extract_lane::<3>(sum)
+        + tail_i16_i8(&a[whole..], &b[whole..])
+}
+
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn chunks_dot_u8(a: &[f32], b: &[u8]) -> f32 {
     bytes_dot(a, b, |y| {
@@ -221,11 +317,18 @@ mod tests {
                 (f64::from(dot_i8(&a, &signed)) - want_i8).abs() < 1e-3,
                 "{len}"
             );
-            let scanned = scan_i8(&a, &[signed.clone(), signed.clone()].concat());
+            let query: Vec<i16> = (0..len)
+                .map(|i| (i as i32 * 911 % 60_000 - 30_000) as i16)
+                .collect();
+            let want_scan: i64 = (0..len)
+                .map(|i| i64::from(query[i]) * i64::from(signed[i]))
+                .sum();
+            let scanned = scan_i8(&query, &[signed.clone(), signed.clone()].concat());
             assert_eq!(scanned.len(), usize::from(len > 0) * 2);
-            assert!(scanned
-                .iter()
-                .all(|s| s.to_bits() == dot_i8(&a, &signed).to_bits()));
+            assert!(scanned.iter().all(|&s| i64::from(s) == want_scan), "{len}");
+            // The portable lanes, which the AVX2 build does not reach through `scan_i8`.
+            let portable = scan_rows(&query, &signed, dot_i16_i8);
+            assert!(portable.iter().all(|&s| i64::from(s) == want_scan), "{len}");
             assert!(
                 (f64::from(dot_u8(&a, &unsigned)) - want_u8).abs() < 1e-3,
                 "{len}"
@@ -233,5 +336,22 @@ mod tests {
             let want = plain(&|i| f64::from(a[i]));
             assert!((f64::from(dot(&a, &a)) - want).abs() < 1e-4, "{len}");
         }
+    }
+
+    #[test]
+    fn the_integer_scan_holds_the_largest_sums_exactly() {
+        for dims in [1, 16, 384, 1536, 4099] {
+            let units = query_units(dims);
+            let rows = [vec![-128i8; dims], vec![127; dims]].concat();
+            for sign in [-1, 1] {
+                let query = vec![sign * units; dims];
+                let got = scan_i8(&query, &rows);
+                let most = i64::from(units) * dims as i64;
+                assert_eq!(i64::from(got[0]), -128 * i64::from(sign) * most, "{dims}");
+                assert_eq!(i64::from(got[1]), 127 * i64::from(sign) * most, "{dims}");
+            }
+        }
+        assert_eq!(query_units(384), i16::MAX);
+        assert!(query_units(1536) < i16::MAX);
     }
 }
