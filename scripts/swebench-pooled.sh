@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # File localization over several repositories at once, pooled: poses each repository's
 # SWE-bench dev instances over its own base commits (scripts/swebench-from-git.sh), runs
-# `engram eval swebench --json` on each, and prints every system's Acc@1/5/10 per
-# repository and pooled over all of them (hits out of instances, so small repositories
-# weigh by their size). Needs a local git clone of each repository; not part of CI.
+# `engram eval swebench --json` on each, and prints every system's MRR (by the worst gold
+# file's rank) and Acc@1/5/10 per repository and pooled over all of them (per instance, so
+# small repositories weigh by their size). Needs a local git clone of each repository; not
+# part of CI.
 #   scripts/swebench-pooled.sh pydata/xarray=<git dir> pylint-dev/pylint=<git dir> ...
 # Environment: ENGRAM (the engram binary; default: `engram` on PATH, else the release
 # build), ENGRAM_EVAL_ARGS (more `engram eval` options, e.g. "--systems bm25,full"),
@@ -48,8 +49,10 @@ import json, math, random, sys
 from collections import defaultdict
 
 ks = ("Acc@1", "Acc@5", "Acc@10")
-pooled = defaultdict(lambda: [0, 0, 0, 0])
-print(f"{'repository':<12} {'system':<13} {'n':>3} " + " ".join(f"{k:>7}" for k in ks))
+# Per system: hits at each k, instances, and the sum of the gold file's reciprocal rank
+# (each report's MRR times its instances), so the pooled MRR weighs instances equally.
+pooled = defaultdict(lambda: [0, 0, 0, 0, 0.0])
+print(f"{'repository':<12} {'system':<13} {'n':>3} {'MRR':>7} " + " ".join(f"{k:>7}" for k in ks))
 for path in sys.argv[1:]:
     report = json.load(open(path))
     name = path.rsplit("/", 1)[-1].removesuffix(".json")
@@ -60,10 +63,12 @@ for path in sys.argv[1:]:
         for i, h in enumerate(hits):
             total[i] += h
         total[3] += n
-        print(f"{name:<12} {row['system']:<13} {n:>3} " + " ".join(f"{h:>7}" for h in hits))
+        total[4] += row["MRR"] * n
+        print(f"{name:<12} {row['system']:<13} {n:>3} {row['MRR']:>7.3f} "
+              + " ".join(f"{h:>7}" for h in hits))
 print()
-for system, (a1, a5, a10, n) in pooled.items():
-    print(f"{'pooled':<12} {system:<13} {n:>3} " + " ".join(
+for system, (a1, a5, a10, n, rr) in pooled.items():
+    print(f"{'pooled':<12} {system:<13} {n:>3} {rr / n:>7.3f} " + " ".join(
         f"{h / n:>7.3f}" for h in (a1, a5, a10)))
 
 # The full pipeline against each other system, instance by instance over all repositories:
