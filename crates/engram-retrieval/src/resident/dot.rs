@@ -1,8 +1,10 @@
-//! Dot products of an `f32` query with stored byte planes, and of two `f32` vectors.
+//! Dot products of a query with stored byte planes (the scan in 16-bit integers, the rows
+//! it keeps in `f32`), and of two `f32` vectors.
 //!
-//! Each sums whole 8-value chunks in eight independent lanes, which compilers turn into
-//! SIMD adds natively; LLVM leaves those loops scalar on wasm32 (measured 8× slower than
-//! native), so the wasm build writes its lanes out with `simd128`.
+//! Each sums whole chunks in independent lanes, which compilers turn into SIMD natively;
+//! LLVM leaves those loops scalar on wasm32 (measured 8× slower than native), so the wasm
+//! build writes its lanes out with `simd128`, and the x86-64 scan uses AVX2 when the
+//! processor has it.
 
 /// The dot product of `a` and `b`.
 pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -27,7 +29,8 @@ pub(super) fn scan_i8(query: &[i16], rows: &[i8]) -> Vec<i32> {
 }
 
 /// The largest query component [`scan_i8`] takes for `dims`-long rows: 32,767 unless
-/// `dims` products of it and a byte (at most 128 in magnitude) could overflow `i32`.
+/// `dims` products of it and a byte (at most 128 in magnitude) could overflow `i32`
+/// (past 2²⁴ dimensions, far beyond any embedding, not even 1 fits).
 pub(super) fn query_units(dims: usize) -> i16 {
     let fits = i32::MAX as usize / (128 * dims.max(1));
     fits.clamp(1, i16::MAX as usize) as i16
@@ -345,10 +348,11 @@ mod tests {
             let rows = [vec![-128i8; dims], vec![127; dims]].concat();
             for sign in [-1, 1] {
                 let query = vec![sign * units; dims];
-                let got = scan_i8(&query, &rows);
                 let most = i64::from(units) * dims as i64;
-                assert_eq!(i64::from(got[0]), -128 * i64::from(sign) * most, "{dims}");
-                assert_eq!(i64::from(got[1]), 127 * i64::from(sign) * most, "{dims}");
+                for got in [scan_i8(&query, &rows), scan_rows(&query, &rows, dot_i16_i8)] {
+                    assert_eq!(i64::from(got[0]), -128 * i64::from(sign) * most, "{dims}");
+                    assert_eq!(i64::from(got[1]), 127 * i64::from(sign) * most, "{dims}");
+                }
             }
         }
         assert_eq!(query_units(384), i16::MAX);
