@@ -125,7 +125,7 @@ impl VectorSet {
                 got: vector.len(),
             });
         }
-        let (scale, fixed) = fixed_point(&unit(vector));
+        let (scale, fixed) = fixed_point(&unit(vector), FULL_SCALE);
         let high = fixed.iter().map(|&v| (v >> 8) as i8);
         let low = fixed.iter().map(|&v| (v & 0xff) as u8);
         match self.rows.get(id) {
@@ -191,7 +191,7 @@ impl VectorSet {
         // moves each qᵢ by at most one unit `qs` (a half, and the division's rounding), so
         // the sum by at most qs·Σ|highᵢ|; a row's |highᵢ| is at most |vᵢ|/256 + 1, with
         // Σ|vᵢ| ≤ (√dims + dims·scale/2)/scale for a unit vector, which makes `drift`.
-        let (qs, fixed_query) = query_fixed_point(&query);
+        let (qs, fixed_query) = fixed_point(&query, f32::from(query_units(self.dims)));
         let dims = self.dims as f32;
         let drift = qs * (dims.sqrt() + 512.0 * dims * largest_scale) + slack;
         let estimates: Vec<f32> = scan_i8(&fixed_query, &self.high)
@@ -259,34 +259,18 @@ fn unit(vector: &[f32]) -> Vec<f32> {
     }
 }
 
-/// The query in the fixed point [`scan_i8`] takes: the value of one unit, and each component
-/// rounded to the nearest unit (the largest at [`query_units`]). A zero query has unit 0.
-fn query_fixed_point(query: &[f32]) -> (f32, Vec<i16>) {
-    let largest = query.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    let units = query_units(query.len());
+/// `values` in 16-bit fixed point with `units` units for the largest magnitude: the value
+/// of one unit, and each component rounded to the nearest unit. A zero vector has unit 0.
+/// Rows use [`FULL_SCALE`]; a query uses what [`scan_i8`] can sum ([`query_units`]).
+fn fixed_point(values: &[f32], units: f32) -> (f32, Vec<i16>) {
+    let largest = values.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if largest == 0.0 {
-        return (0.0, vec![0; query.len()]);
+        return (0.0, vec![0; values.len()]);
     }
-    let unit = largest / f32::from(units);
-    let limit = f32::from(units);
-    let fixed = query
+    let scale = largest / units;
+    let fixed = values
         .iter()
-        .map(|x| (x / unit).round().clamp(-limit, limit) as i16)
-        .collect();
-    (unit, fixed)
-}
-
-/// A unit vector in 16-bit fixed point: the value of one unit, and each component rounded to
-/// the nearest unit (the largest is ±32,767). A zero vector has scale 0.
-fn fixed_point(unit: &[f32]) -> (f32, Vec<i16>) {
-    let largest = unit.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if largest == 0.0 {
-        return (0.0, vec![0; unit.len()]);
-    }
-    let scale = largest / FULL_SCALE;
-    let fixed = unit
-        .iter()
-        .map(|x| (x / scale).round().clamp(-FULL_SCALE, FULL_SCALE) as i16)
+        .map(|x| (x / scale).round().clamp(-units, units) as i16)
         .collect();
     (scale, fixed)
 }
@@ -390,13 +374,13 @@ mod tests {
 
     #[test]
     fn fixed_point_keeps_the_largest_component_at_full_scale() {
-        let (scale, fixed) = fixed_point(&[0.6, -0.8, 0.0, 0.3]);
+        let (scale, fixed) = fixed_point(&[0.6, -0.8, 0.0, 0.3], FULL_SCALE);
         assert_eq!(fixed[1], -32_767);
         assert!((scale - 0.8 / FULL_SCALE).abs() < 1e-12);
         for (x, v) in [0.6f32, -0.8, 0.0, 0.3].iter().zip(&fixed) {
             assert!((f32::from(*v) * scale - x).abs() <= scale / 2.0);
         }
-        assert_eq!(fixed_point(&[0.0, 0.0]), (0.0, vec![0, 0]));
+        assert_eq!(fixed_point(&[0.0, 0.0], FULL_SCALE), (0.0, vec![0, 0]));
         // The planes put a negative component back together: −1 is high −1, low 255.
         let mut set = VectorSet::new(2);
         set.upsert("a", &[-1.0, 1e-6]).unwrap();

@@ -42,8 +42,8 @@ fn scan_rows(query: &[i16], rows: &[i8], dot: impl Fn(&[i16], &[i8]) -> i32) -> 
     if query.is_empty() {
         return Vec::new();
     }
-    // A loop, not an iterator adapter: a closure would be a function of its own, compiled
-    // without the caller's target features.
+    // A loop, not an iterator adapter: an adapter's closure would be a function of its own,
+    // compiled without the caller's target features (the AVX2 `dot` carries its own).
     let mut out = Vec::with_capacity(rows.len() / query.len());
     for row in rows.chunks_exact(query.len()) {
         out.push(dot(query, row));
@@ -79,14 +79,8 @@ mod x86 {
     /// The processor must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn scan_i8_avx2(query: &[i16], rows: &[i8]) -> Vec<i32> {
-        if query.is_empty() {
-            return Vec::new();
-        }
-        let mut out = Vec::with_capacity(rows.len() / query.len());
-        for row in rows.chunks_exact(query.len()) {
-            out.push(dot_avx2(query, row));
-        }
-        out
+        // SAFETY: the caller vouches for AVX2.
+        super::scan_rows(query, rows, |q, row| unsafe { dot_avx2(q, row) })
     }
 
     /// The dot product of `a` and `b`: each 16 bytes widen to 16-bit lanes and
