@@ -25,20 +25,25 @@ pub const REDUNDANT_OVERLAP: f64 = 0.5;
 /// Drops candidates that repeat a better one: the same content, or a chunk of the same file
 /// whose lines overlap a better chunk's. Input must be ordered best first.
 pub fn dedupe(candidates: Vec<Candidate>) -> Vec<Candidate> {
-    let mut kept: Vec<Candidate> = Vec::with_capacity(candidates.len());
-    let mut contents: HashSet<String> = HashSet::new();
-    for candidate in candidates {
-        let content = candidate.memory.content.trim().to_owned();
-        if contents.contains(&content) {
-            continue;
-        }
-        if kept.iter().any(|k| chunks_overlap(k, &candidate)) {
+    // Decided over borrowed contents first (a search ranks a hundred or more candidates;
+    // copying each content to remember it cost more than the comparisons), then moved.
+    let mut keep = vec![false; candidates.len()];
+    let mut kept: Vec<&Candidate> = Vec::with_capacity(candidates.len());
+    let mut contents: HashSet<&str> = HashSet::with_capacity(candidates.len());
+    for (slot, candidate) in keep.iter_mut().zip(&candidates) {
+        let content = candidate.memory.content.trim();
+        if contents.contains(content) || kept.iter().any(|k| chunks_overlap(k, candidate)) {
             continue;
         }
         contents.insert(content);
         kept.push(candidate);
+        *slot = true;
     }
-    kept
+    candidates
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(candidate, keep)| keep.then_some(candidate))
+        .collect()
 }
 
 fn chunks_overlap(a: &Candidate, b: &Candidate) -> bool {

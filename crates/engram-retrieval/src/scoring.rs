@@ -102,12 +102,18 @@ pub fn term_coverage(tokens: &[String], candidate: &Candidate) -> f64 {
     found as f64 / tokens.len() as f64
 }
 
-/// Applies the final multipliers and relevance to ranked candidates and re-orders them.
-/// `tokens` are the query's keyword tokens.
+/// A candidate's absolute relevance in `[0, 1]`: the best of its dense similarity and its
+/// [`term_coverage`] of the query's keyword `tokens`. Selection asks for it (see
+/// [`crate::select::select`]) only for the candidates its rules look at.
+pub fn relevance(tokens: &[String], candidate: &Candidate) -> f64 {
+    let similarity = candidate.dense.map_or(0.0, |d| d.metric.clamp(0.0, 1.0));
+    similarity.max(term_coverage(tokens, candidate))
+}
+
+/// Applies the final multipliers to ranked candidates and re-orders them.
 pub fn score(
     mut candidates: Vec<Candidate>,
     phase: Option<Phase>,
-    tokens: &[String],
     now_millis: i64,
 ) -> Vec<Candidate> {
     for candidate in &mut candidates {
@@ -116,15 +122,12 @@ pub fn score(
         let role_w = role_weight(phase, &candidate.memory);
         let confidence = candidate.memory.confidence.clamp(0.0, 1.0);
         let decay = decay(candidate, now_millis);
-        let similarity = candidate.dense.map_or(0.0, |d| d.metric.clamp(0.0, 1.0));
-        let coverage = term_coverage(tokens, candidate);
         let b = &mut candidate.breakdown;
         b.phase_weight = phase_w;
         b.trust_weight = trust_w;
         b.role_weight = role_w;
         b.confidence = confidence;
         b.decay = decay;
-        b.relevance = similarity.max(coverage);
         b.score = (b.fused + b.graph_boost) * phase_w * trust_w * role_w * confidence * decay;
     }
     sort_by_score(&mut candidates);
@@ -185,13 +188,14 @@ mod tests {
         c.memory.confidence = 0.8;
         c.memory.last_accessed_at = "2026-01-01T00:00:00.000Z".into();
         let tokens = coverage_tokens("migration tests deploy");
-        let scored = score(vec![c], Some(Phase::Implement), &tokens, NOW);
+        let scored = score(vec![c], Some(Phase::Implement), NOW);
         let b = &scored[0].breakdown;
         assert_eq!(b.phase_weight, 1.4);
         assert_eq!(b.trust_weight, 0.85);
         assert_eq!(b.decay, 1.0);
         assert!((b.score - 0.5 / 61.0 * 1.4 * 0.85 * 0.8).abs() < 1e-15);
-        assert!((b.relevance - 2.0 / 3.0).abs() < 1e-12, "{}", b.relevance);
+        let relevance = relevance(&tokens, &scored[0]);
+        assert!((relevance - 2.0 / 3.0).abs() < 1e-12, "{relevance}");
     }
 
     #[test]
@@ -202,9 +206,9 @@ mod tests {
         let mut b = candidate("b");
         b.memory.id = "b".into();
         b.memory.memory_type = MemoryType::Gotcha;
-        let explore = score(vec![a.clone(), b.clone()], Some(Phase::Explore), &[], NOW);
+        let explore = score(vec![a.clone(), b.clone()], Some(Phase::Explore), NOW);
         assert_eq!(explore[0].memory.id, "a");
-        let implement = score(vec![a, b], Some(Phase::Implement), &[], NOW);
+        let implement = score(vec![a, b], Some(Phase::Implement), NOW);
         assert_eq!(implement[0].memory.id, "b");
     }
 }

@@ -42,11 +42,25 @@ pub struct Selection {
     pub empty_reason: Option<String>,
 }
 
-/// Applies `mode`'s rules to ranked candidates.
-pub fn select(candidates: Vec<Candidate>, mode: Mode, limit: usize) -> Selection {
+/// Applies `mode`'s rules to ranked candidates. `relevance` gives a candidate's absolute
+/// relevance (see [`crate::scoring::relevance`]); it is asked only for the candidates the
+/// rules look at, and each kept candidate carries its value in
+/// [`Breakdown::relevance`](crate::candidate::Breakdown::relevance). Working out relevance
+/// means reading the candidate's words, and a search ranks many more candidates than it
+/// keeps.
+pub fn select(
+    candidates: Vec<Candidate>,
+    mode: Mode,
+    limit: usize,
+    relevance: impl Fn(&Candidate) -> f64,
+) -> Selection {
+    let rated = |mut c: Candidate| {
+        c.breakdown.relevance = relevance(&c);
+        c
+    };
     match mode {
         Mode::Search => {
-            let results: Vec<Candidate> = candidates.into_iter().take(limit).collect();
+            let results: Vec<Candidate> = candidates.into_iter().take(limit).map(rated).collect();
             let stale = results
                 .iter()
                 .filter(|c| c.memory.flags.needs_review)
@@ -59,11 +73,10 @@ pub fn select(candidates: Vec<Candidate>, mode: Mode, limit: usize) -> Selection
             }
         }
         Mode::AutoInject => {
-            let fresh: Vec<Candidate> = candidates
+            let mut fresh = candidates
                 .into_iter()
-                .filter(|c| !c.memory.flags.needs_review)
-                .collect();
-            let Some(best) = fresh.first() else {
+                .filter(|c| !c.memory.flags.needs_review);
+            let Some(best) = fresh.next().map(rated) else {
                 return Selection {
                     results: Vec::new(),
                     stale: Vec::new(),
@@ -82,8 +95,8 @@ pub fn select(candidates: Vec<Candidate>, mode: Mode, limit: usize) -> Selection
                 };
             }
             let floor = best.breakdown.score * AUTO_RELATIVE_CUTOFF;
-            let results = fresh
-                .into_iter()
+            let results = std::iter::once(best)
+                .chain(fresh.filter(|c| c.breakdown.score >= floor).map(rated))
                 .filter(|c| {
                     c.breakdown.score >= floor && c.breakdown.relevance >= AUTO_MIN_RELEVANCE
                 })
@@ -98,12 +111,13 @@ pub fn select(candidates: Vec<Candidate>, mode: Mode, limit: usize) -> Selection
     }
 }
 
-/// Whether a search should try HyDE: fewer than [`HYDE_MIN_STRONG`] results reach
-/// [`HYDE_RELEVANCE`].
-pub fn wants_hyde(results: &[Candidate]) -> bool {
+/// Whether a search should try HyDE: fewer than [`HYDE_MIN_STRONG`] of `results` reach
+/// [`HYDE_RELEVANCE`] by `relevance` (asked until that many do).
+pub fn wants_hyde(results: &[Candidate], relevance: impl Fn(&Candidate) -> f64) -> bool {
     results
         .iter()
-        .filter(|c| c.breakdown.relevance > HYDE_RELEVANCE)
+        .filter(|c| relevance(c) > HYDE_RELEVANCE)
+        .take(HYDE_MIN_STRONG)
         .count()
         < HYDE_MIN_STRONG
 }
@@ -120,6 +134,11 @@ mod tests {
         c
     }
 
+    /// The relevance each test candidate was made with.
+    fn preset(c: &Candidate) -> f64 {
+        c.breakdown.relevance
+    }
+
     #[test]
     fn auto_inject_needs_an_absolute_match_and_stays_close_to_the_best() {
         let out = select(
@@ -132,6 +151,7 @@ mod tests {
             ],
             Mode::AutoInject,
             10,
+            preset,
         );
         let ids: Vec<&str> = out.results.iter().map(|c| c.memory.id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "e"]);
@@ -139,33 +159,66 @@ mod tests {
 
     #[test]
     fn auto_inject_returns_nothing_for_weak_matches_and_skips_stale() {
-        let weak = select(vec![c("a", 1.0, 0.3)], Mode::AutoInject, 10);
+        let weak = select(vec![c("a", 1.0, 0.3)], Mode::AutoInject, 10, preset);
         assert!(weak.results.is_empty());
         assert!(weak.empty_reason.unwrap().contains("0.30"));
         let mut stale = c("s", 2.0, 1.0);
         stale.memory.flags.needs_review = true;
-        let out = select(vec![stale.clone(), c("a", 1.0, 0.8)], Mode::AutoInject, 10);
+        let out = select(
+            vec![stale.clone(), c("a", 1.0, 0.8)],
+            Mode::AutoInject,
+            10,
+            preset,
+        );
         assert_eq!(out.results.len(), 1);
         assert_eq!(out.results[0].memory.id, "a");
         // Search mode keeps it and names it.
-        let search = select(vec![stale, c("a", 1.0, 0.8)], Mode::Search, 10);
+        let search = select(vec![stale, c("a", 1.0, 0.8)], Mode::Search, 10, preset);
         assert_eq!(search.results.len(), 2);
         assert_eq!(search.stale, ["s"]);
     }
 
     #[test]
+    fn relevance_is_asked_only_for_what_the_rules_look_at() {
+        use std::cell::RefCell;
+        let ranked = || -> Vec<Candidate> {
+            [1.0, 0.9, 0.7, 0.5, 0.2]
+                .iter()
+                .enumerate()
+                .map(|(i, s)| c(&format!("m{i}"), *s, 0.8))
+                .collect()
+        };
+        let asked = RefCell::new(Vec::new());
+        let counting = |c: &Candidate| {
+            asked.borrow_mut().push(c.memory.id.clone());
+            c.breakdown.relevance
+        };
+        let search = select(ranked(), Mode::Search, 2, counting);
+        assert_eq!(*asked.borrow(), ["m0", "m1"]);
+        assert!(search.results.iter().all(|c| c.breakdown.relevance == 0.8));
+        asked.borrow_mut().clear();
+        // Auto-inject: the best, then only those within 60 % of its score.
+        let auto = select(ranked(), Mode::AutoInject, 10, counting);
+        assert_eq!(*asked.borrow(), ["m0", "m1", "m2"]);
+        assert_eq!(auto.results.len(), 3);
+        asked.borrow_mut().clear();
+        // HyDE stops asking once enough results are strong.
+        assert!(!wants_hyde(&ranked(), counting));
+        assert_eq!(asked.borrow().len(), HYDE_MIN_STRONG);
+    }
+
+    #[test]
     fn at_most_three_are_injected() {
         let many: Vec<Candidate> = (0..6).map(|i| c(&format!("m{i}"), 1.0, 0.9)).collect();
-        assert_eq!(select(many, Mode::AutoInject, 10).results.len(), 3);
+        assert_eq!(select(many, Mode::AutoInject, 10, preset).results.len(), 3);
     }
 
     #[test]
     fn hyde_triggers_on_few_strong_results() {
-        assert!(wants_hyde(&[c("a", 1.0, 0.9), c("b", 1.0, 0.2)]));
-        assert!(!wants_hyde(&[
-            c("a", 1.0, 0.9),
-            c("b", 1.0, 0.6),
-            c("c", 1.0, 0.51)
-        ]));
+        assert!(wants_hyde(&[c("a", 1.0, 0.9), c("b", 1.0, 0.2)], preset));
+        assert!(!wants_hyde(
+            &[c("a", 1.0, 0.9), c("b", 1.0, 0.6), c("c", 1.0, 0.51)],
+            preset
+        ));
     }
 }

@@ -150,6 +150,7 @@ pub(super) async fn run(
                 per_query.push(json!({
                     "system": system.name,
                     "query": text,
+                    "queryType": response.query_type,
                     "goldRank": found.map(|r| r + 1),
                     "keywordRank": hit.and_then(|b| b.keyword.as_ref()).map(|p| p.rank),
                     "denseRank": hit.and_then(|b| b.dense.as_ref()).map(|p| p.rank),

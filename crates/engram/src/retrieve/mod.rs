@@ -114,7 +114,7 @@ impl<D: Database> Engram<D> {
             if query.stages.boost {
                 ranked = boost(ranked, &adjacency);
             }
-            ranked = scoring::score(ranked, query.phase, &analysis.tokens, now_millis);
+            ranked = scoring::score(ranked, query.phase, now_millis);
             if query.stages.diversity {
                 ranked = diversity::mmr(diversity::dedupe(ranked));
             }
@@ -136,8 +136,15 @@ impl<D: Database> Engram<D> {
         timings.rerank = now - mark;
         mark = now;
 
+        // Relevance reads a candidate's words: worked out only where HyDE or selection
+        // looks (see `select::select`).
+        let relevance = |c: &Candidate| scoring::relevance(&analysis.tokens, c);
         let mut hyde = false;
-        if query.intent == Mode::Search && query.stages.hyde && wants_hyde(&ranked) {
+        if query.intent == Mode::Search
+            && query.stages.hyde
+            && self.llm.is_some()
+            && wants_hyde(&ranked, relevance)
+        {
             if let (Some(llm), Some(embedder), true) = (
                 &self.llm,
                 &self.embedding,
@@ -185,7 +192,7 @@ impl<D: Database> Engram<D> {
         timings.hyde = now - mark;
         mark = now;
 
-        let selection = select::select(ranked, query.intent, query.limit as usize);
+        let selection = select::select(ranked, query.intent, query.limit as usize, relevance);
         for id in &selection.stale {
             warnings.push(format!(
                 "memory {id} needs review: its code changed since it was written"
