@@ -83,7 +83,8 @@ pub struct Breakdown {
     pub role_weight: f64,
     /// Absolute relevance in `[0, 1]`: the best of dense similarity and the share of the
     /// query's terms the memory contains. Rank fusion has no absolute scale; thresholds use
-    /// this.
+    /// this. Set by [`crate::select::select`] on the candidates it looks at (every one it
+    /// keeps); 0 on the others.
     pub relevance: f64,
     /// The host reranker's score, when one reordered this result (see
     /// [`crate::rerank::fuse_reranked`]).

@@ -95,11 +95,10 @@ pub fn select(
                 };
             }
             let floor = best.breakdown.score * AUTO_RELATIVE_CUTOFF;
+            // The best clears its own floor; the others are rated only if they clear it.
             let results = std::iter::once(best)
                 .chain(fresh.filter(|c| c.breakdown.score >= floor).map(rated))
-                .filter(|c| {
-                    c.breakdown.score >= floor && c.breakdown.relevance >= AUTO_MIN_RELEVANCE
-                })
+                .filter(|c| c.breakdown.relevance >= AUTO_MIN_RELEVANCE)
                 .take(AUTO_MAX_RESULTS.min(limit.max(1)))
                 .collect();
             Selection {
