@@ -140,52 +140,55 @@ impl<D: Database> Engram<D> {
         // looks (see `select::select`).
         let relevance = |c: &Candidate| scoring::relevance(&analysis.tokens, c);
         let mut hyde = false;
-        if query.intent == Mode::Search
-            && query.stages.hyde
-            && self.llm.is_some()
-            && wants_hyde(&ranked, relevance)
+        // HyDE needs a host LLM and an embedder; only then is it worth asking whether the
+        // results are weak (which reads their words).
+        let hyde_capabilities = match (&self.llm, &self.embedding) {
+            (Some(llm), Some(embedder))
+                if query.intent == Mode::Search
+                    && query.stages.hyde
+                    && query.mode != SearchMode::Keyword =>
+            {
+                Some((llm, embedder))
+            }
+            _ => None,
+        };
+        if let Some((llm, embedder)) = hyde_capabilities.filter(|_| wants_hyde(&ranked, relevance))
         {
-            if let (Some(llm), Some(embedder), true) = (
-                &self.llm,
-                &self.embedding,
-                query.mode != SearchMode::Keyword,
-            ) {
-                match llm
-                    .generate(&hyde_prompt(&query.text), HYDE_MAX_TOKENS)
-                    .await
-                {
-                    Ok(text) => match embedder.embed(std::slice::from_ref(&text), clock).await {
-                        Ok(mut vectors) => {
-                            let vector = vectors.pop();
-                            let hyde_paths = Paths {
-                                keyword: false,
-                                graph: false,
-                                adjacency: false,
-                                ..self.paths(query, &analysis, true)
-                            };
-                            let (extra, _) = self
-                                .fetch_candidates(&hyde_paths, query, &analysis, vector.as_deref())
-                                .await?;
-                            let mut pool = CandidatePool::default();
-                            for c in ranked.drain(..) {
-                                for path in [PathKind::Keyword, PathKind::Dense, PathKind::Graph] {
-                                    if let Some(hit) = c.hit(path) {
-                                        pool.add(path, hit.rank, hit.metric, c.memory.clone());
-                                    }
+            match llm
+                .generate(&hyde_prompt(&query.text), HYDE_MAX_TOKENS)
+                .await
+            {
+                Ok(text) => match embedder.embed(std::slice::from_ref(&text), clock).await {
+                    Ok(mut vectors) => {
+                        let vector = vectors.pop();
+                        let hyde_paths = Paths {
+                            keyword: false,
+                            graph: false,
+                            adjacency: false,
+                            ..self.paths(query, &analysis, true)
+                        };
+                        let (extra, _) = self
+                            .fetch_candidates(&hyde_paths, query, &analysis, vector.as_deref())
+                            .await?;
+                        let mut pool = CandidatePool::default();
+                        for c in ranked.drain(..) {
+                            for path in [PathKind::Keyword, PathKind::Dense, PathKind::Graph] {
+                                if let Some(hit) = c.hit(path) {
+                                    pool.add(path, hit.rank, hit.metric, c.memory.clone());
                                 }
                             }
-                            for c in extra.into_candidates() {
-                                if let Some(hit) = c.dense {
-                                    pool.add(PathKind::Dense, hit.rank, hit.metric, c.memory);
-                                }
-                            }
-                            ranked = rank(pool);
-                            hyde = true;
                         }
-                        Err(e) => warnings.push(format!("HyDE skipped: {e}")),
-                    },
-                    Err(e) => warnings.push(format!("HyDE skipped: host LLM failed: {e}")),
-                }
+                        for c in extra.into_candidates() {
+                            if let Some(hit) = c.dense {
+                                pool.add(PathKind::Dense, hit.rank, hit.metric, c.memory);
+                            }
+                        }
+                        ranked = rank(pool);
+                        hyde = true;
+                    }
+                    Err(e) => warnings.push(format!("HyDE skipped: {e}")),
+                },
+                Err(e) => warnings.push(format!("HyDE skipped: host LLM failed: {e}")),
             }
         }
         let now = clock.now_micros();
