@@ -96,7 +96,9 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
             );
             if line.starts_with("SEARCH m ") {
                 assert!(
-                    line.ends_with("(id=?)") || line.contains("target_node_id=?"),
+                    line.ends_with("(id=?)")
+                        || line.ends_with("(rowid=?)")
+                        || line.contains("target_node_id=?"),
                     "{text}: memories reached by {line}"
                 );
             }

@@ -21,8 +21,8 @@
 
 mod dot;
 
-use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap};
 
 use dot::{dot, dot_i8, dot_u8, query_units, scan_i8};
 
@@ -204,13 +204,8 @@ impl VectorSet {
         // k rows score at least the k-th best coarse estimate less both, so a row whose
         // estimate falls more than twice both below it is not among the best k.
         let reach = largest_scale * 128.0 * l1 + slack + drift;
-        let threshold = if estimates.len() > k {
-            let mut sorted = estimates.clone();
-            let (_, kth, _) = sorted.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-            *kth - 2.0 * reach
-        } else {
-            f32::NEG_INFINITY
-        };
+        let threshold =
+            kth_largest(&estimates, k).map_or(f32::NEG_INFINITY, |kth| kth - 2.0 * reach);
         // The rows left read both planes with the query in `f32`.
         let mut scored: Vec<(f32, u32)> = estimates
             .iter()
@@ -248,6 +243,47 @@ pub fn similarity(query: &[f32], vector: &[f32]) -> f32 {
         return 0.0;
     }
     dot(&unit(query), &unit(vector))
+}
+
+/// The `k`-th largest of `values` by [`f32::total_cmp`], or `None` when there are no more
+/// than `k` (every value is then among the largest `k`). One pass with the largest `k` so
+/// far in a heap: most values lose to its smallest and cost one integer comparison, where
+/// selecting in a copy of all the values moves each several times.
+fn kth_largest(values: &[f32], k: usize) -> Option<f32> {
+    if k == 0 || values.len() <= k {
+        return None;
+    }
+    let mut largest: BinaryHeap<Reverse<i32>> = values[..k]
+        .iter()
+        .map(|&value| Reverse(total_order(value)))
+        .collect();
+    let mut smallest = largest.peek()?.0;
+    for &value in &values[k..] {
+        let key = total_order(value);
+        if key > smallest {
+            if let Some(mut top) = largest.peek_mut() {
+                *top = Reverse(key);
+            }
+            smallest = largest.peek()?.0;
+        }
+    }
+    Some(from_total_order(smallest))
+}
+
+/// `value` as an integer that orders as [`f32::total_cmp`] orders the values.
+fn total_order(value: f32) -> i32 {
+    flip_if_negative(value.to_bits() as i32)
+}
+
+/// The value whose [`total_order`] is `key`.
+fn from_total_order(key: i32) -> f32 {
+    f32::from_bits(flip_if_negative(key) as u32)
+}
+
+/// The bits with the magnitude flipped when the sign bit is set (which it leaves alone, so
+/// flipping twice is the identity): larger negative magnitudes then compare smaller.
+fn flip_if_negative(bits: i32) -> i32 {
+    bits ^ (((bits >> 31) as u32) >> 1) as i32
 }
 
 fn unit(vector: &[f32]) -> Vec<f32> {
@@ -370,6 +406,28 @@ mod tests {
         }
         // Rounding does move similarities.
         assert!(worst > 0.0, "{worst}");
+    }
+
+    #[test]
+    fn kth_largest_agrees_with_sorting() {
+        let mut next = uniform(11);
+        // Values drawn from a few levels, so that ties are common, with signed zeros.
+        let values: Vec<f32> = (0..500)
+            .map(|i| match i % 7 {
+                0 => 0.0,
+                1 => -0.0,
+                _ => (next() * 8.0).floor() - 4.0,
+            })
+            .collect();
+        let mut sorted = values.clone();
+        sorted.sort_by(|a, b| b.total_cmp(a));
+        for k in [1, 2, 7, 60, 499] {
+            let kth = kth_largest(&values, k).expect("more values than k");
+            assert_eq!(kth.to_bits(), sorted[k - 1].to_bits(), "k = {k}");
+        }
+        assert_eq!(kth_largest(&values, 500), None);
+        assert_eq!(kth_largest(&values, 0), None);
+        assert_eq!(kth_largest(&[], 3), None);
     }
 
     #[test]
