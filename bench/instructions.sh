@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Instructions per search, counted by valgrind's callgrind: a deterministic figure for
-# comparing two builds on a shared machine, where wall-clock p50s drift by a third between
-# runs. It runs the latency benchmark twice under callgrind, with N and N + 100 queries, and
-# divides the difference by 100, so set-up (building the corpus, loading resident sets)
-# cancels out; then it prints the functions that cost the most per search.
+# Instructions per search, counted by valgrind's callgrind: a steady figure for comparing
+# two builds on a shared machine, where wall-clock p50s drift by a third between runs (the
+# counts move by about 1% between runs of one build, as hash seeds vary). It runs the latency
+# benchmark twice under callgrind, with N and N + 100 queries, and divides the difference by
+# 100, so set-up (building the corpus, loading resident sets) cancels out; then it prints the
+# functions that cost the most per search.
 #
 #   bash bench/instructions.sh [SEARCH_BENCH] [SIZE] [FUNCTIONS]
 #

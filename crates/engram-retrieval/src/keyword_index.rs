@@ -13,7 +13,7 @@
 //! read in the same statement) is the engine's job.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{BinaryHeap, HashMap};
 
 use engram_core::fts_terms::for_each_term;
 
@@ -222,19 +222,25 @@ impl KeywordIndex {
                 .as_ref()
                 .map_or("", |doc| doc.id.as_ref())
         };
-        let order = |a: &u32, b: &u32| -> Ordering {
-            scores[*b as usize]
-                .total_cmp(&scores[*a as usize])
-                .then_with(|| id(*a).cmp(id(*b)))
-        };
-        if matched.len() > k {
-            matched.select_nth_unstable_by(k - 1, order);
-            matched.truncate(k);
+        // The best `k` so far with the worst on top: most matches lose to it on the score
+        // alone, one comparison each.
+        let mut kept: BinaryHeap<Ranked<'_>> = BinaryHeap::with_capacity(k.min(matched.len()));
+        for slot in matched {
+            let candidate = Ranked {
+                score: scores[slot as usize],
+                id: id(slot),
+            };
+            if kept.len() < k {
+                kept.push(candidate);
+            } else if let Some(mut worst) = kept.peek_mut() {
+                if candidate < *worst {
+                    *worst = candidate;
+                }
+            }
         }
-        matched.sort_unstable_by(order);
-        matched
+        kept.into_sorted_vec()
             .into_iter()
-            .map(|slot| (id(slot), scores[slot as usize]))
+            .map(|ranked| (ranked.id, ranked.score))
             .collect()
     }
 
@@ -248,6 +254,36 @@ impl KeywordIndex {
         t
     }
 }
+
+/// A match in [`KeywordIndex::best`]'s order: a higher score first, then the smaller id, so
+/// that a greater value ranks lower and a [`BinaryHeap`] keeps the worst on top.
+struct Ranked<'a> {
+    score: f64,
+    id: &'a str,
+}
+
+impl Ord for Ranked<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .score
+            .total_cmp(&self.score)
+            .then_with(|| self.id.cmp(other.id))
+    }
+}
+
+impl PartialOrd for Ranked<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ranked<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Ranked<'_> {}
 
 #[cfg(test)]
 mod tests {
@@ -305,6 +341,31 @@ mod tests {
         assert_eq!(best[0].1, best[1].1);
         assert!(index.best(&["absent"], 5).is_empty());
         assert!(index.best(&["same"], 0).is_empty());
+    }
+
+    #[test]
+    fn the_best_k_are_the_first_k_of_every_match() {
+        let mut index = KeywordIndex::new();
+        let words = ["alpha", "beta", "gamma", "delta", "omega"];
+        for n in 0..300usize {
+            // Documents of two to six words, with repeats: many share a score exactly.
+            let text: Vec<&str> = (0..2 + n % 5).map(|i| words[(n * 7 + i * i) % 5]).collect();
+            index.upsert(&format!("m{n:03}"), columns(&text.join(" "), "", ""));
+        }
+        let query = ["alpha", "gamma", "omega"];
+        let every = index.best(&query, usize::MAX);
+        assert!(every.len() > 200, "{}", every.len());
+        for pair in every.windows(2) {
+            let ((a, sa), (b, sb)) = (pair[0], pair[1]);
+            assert!(sa > sb || (sa == sb && a < b), "{a} {sa} before {b} {sb}");
+        }
+        for k in [1, 2, 5, 37, 80, every.len(), every.len() + 5] {
+            assert_eq!(
+                index.best(&query, k),
+                every[..k.min(every.len())],
+                "k = {k}"
+            );
+        }
     }
 
     #[test]
