@@ -2,9 +2,10 @@
 # Instructions per search, counted by valgrind's callgrind: a steady figure for comparing
 # two builds on a shared machine, where wall-clock p50s drift by a third between runs (the
 # counts move by about 1% between runs of one build, as hash seeds vary). It runs the latency
-# benchmark twice under callgrind, with N and N + 100 queries, and divides the difference by
-# 100, so set-up (building the corpus, loading resident sets) cancels out; then it prints the
-# functions that cost the most per search.
+# benchmark twice under callgrind, with N and N + 200 queries, and divides the difference by
+# 200, so set-up (building the corpus, loading resident sets) cancels out; then it prints the
+# instructions in `Engram::search` alone (the benchmark's own per-query measurements and the
+# set-up's run-to-run variation left out) and the functions that cost the most per search.
 #
 #   bash bench/instructions.sh [SEARCH_BENCH] [SIZE] [FUNCTIONS]
 #
@@ -28,13 +29,13 @@ export BENCH_ONLY="${BENCH_ONLY:-resident, both}"
 base=30
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-for queries in "$base" "$((base + 100))"; do
+for queries in "$base" "$((base + 200))"; do
   echo "callgrind: $bench $size $queries ($BENCH_ONLY)..." >&2
   valgrind --tool=callgrind --callgrind-out-file="$out/cg.$queries" "$bench" "$size" "$queries" \
     >"$out/log.$queries" 2>&1 || { cat "$out/log.$queries" >&2; exit 1; }
   callgrind_annotate --inclusive=yes --threshold=100 "$out/cg.$queries" >"$out/inclusive.$queries"
 done
-python3 - "$out/inclusive.$base" "$out/inclusive.$((base + 100))" "$functions" <<'EOF'
+python3 - "$out/inclusive.$base" "$out/inclusive.$((base + 200))" "$functions" <<'EOF'
 import re
 import sys
 
@@ -50,10 +51,11 @@ def costs(path):
 
 before, after, shown = costs(sys.argv[1]), costs(sys.argv[2]), int(sys.argv[3])
 per_search = {
-    name: (after.get(name, 0) - before.get(name, 0)) / 100 for name in set(before) | set(after)
+    name: (after.get(name, 0) - before.get(name, 0)) / 200 for name in set(before) | set(after)
 }
 total = per_search.pop("PROGRAM TOTALS", 0)
-print(f"instructions per search: {total / 1e6:.3f} M")
+search = sum(cost for name, cost in per_search.items() if "Engram<D>>::search::{{closure}} " in name)
+print(f"instructions per measured query: {total / 1e6:.3f} M; in Engram::search: {search / 1e6:.3f} M")
 # Frames every query passes through (main, the runtime) cost the whole; leave them out.
 rows = sorted(
     ((cost, name) for name, cost in per_search.items() if cost < 0.98 * total),

@@ -183,12 +183,25 @@ impl KeywordIndex {
     /// `bm25(memories_fts, 0, 1, 3, 2)` FTS5 computes for it. A repeated term counts once
     /// per occurrence, as a repeated phrase does in FTS5.
     pub fn best(&self, query: &[&str], k: usize) -> Vec<(&str, f64)> {
+        self.best_with(query, k, &mut ScoreScratch::default())
+    }
+
+    /// [`KeywordIndex::best`] with the score accumulators in `scratch`, which a caller keeps
+    /// between searches: a search then touches only the memories its terms match, where a
+    /// fresh array is a zeroed allocation of 8 bytes per memory (800 KB at 100K).
+    pub fn best_with(
+        &self,
+        query: &[&str],
+        k: usize,
+        scratch: &mut ScoreScratch,
+    ) -> Vec<(&str, f64)> {
         if self.live == 0 || k == 0 {
             return Vec::new();
         }
         let rows = self.live as f64;
         let average_length = self.total_terms as f64 / rows;
-        let mut scores = vec![0.0f64; self.docs.len()];
+        let scores = &mut scratch.scores;
+        scores.resize(self.docs.len(), 0.0);
         let mut matched: Vec<u32> = Vec::new();
         for term in query {
             let Some(&t) = self.terms.get(*term) else {
@@ -225,7 +238,7 @@ impl KeywordIndex {
         // The best `k` so far with the worst on top: most matches lose to it on the score
         // alone, one comparison each.
         let mut kept: BinaryHeap<Ranked<'_>> = BinaryHeap::with_capacity(k.min(matched.len()));
-        for slot in matched {
+        for &slot in &matched {
             let candidate = Ranked {
                 score: scores[slot as usize],
                 id: id(slot),
@@ -237,6 +250,9 @@ impl KeywordIndex {
                     *worst = candidate;
                 }
             }
+        }
+        for &slot in &matched {
+            scores[slot as usize] = 0.0;
         }
         kept.into_sorted_vec()
             .into_iter()
@@ -253,6 +269,13 @@ impl KeywordIndex {
         self.terms.insert(term.into(), t);
         t
     }
+}
+
+/// Score accumulators for [`KeywordIndex::best_with`], one per memory slot, every one zero
+/// between searches.
+#[derive(Debug, Clone, Default)]
+pub struct ScoreScratch {
+    scores: Vec<f64>,
 }
 
 /// A match in [`KeywordIndex::best`]'s order: a higher score first, then the smaller id, so
@@ -364,6 +387,18 @@ mod tests {
                 index.best(&query, k),
                 every[..k.min(every.len())],
                 "k = {k}"
+            );
+        }
+        // Scratch kept across searches, and across a change to the index, leaves no trace.
+        let mut scratch = ScoreScratch::default();
+        let queries: [&[&str]; 4] = [&query, &["beta"], &["delta", "alpha"], &query];
+        for (round, terms) in queries.into_iter().enumerate() {
+            if round == 2 {
+                index.upsert("m999", columns("alpha delta delta", "", ""));
+            }
+            assert_eq!(
+                index.best_with(terms, 40, &mut scratch),
+                index.best(terms, 40)
             );
         }
     }

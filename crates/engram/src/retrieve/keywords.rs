@@ -2,7 +2,7 @@
 //! statement with their scores, and how the memory changes the statement returns update
 //! the postings.
 
-use engram_retrieval::keyword_index::{KeywordColumns, KeywordIndex};
+use engram_retrieval::keyword_index::{KeywordColumns, KeywordIndex, ScoreScratch};
 use engram_store::Value;
 
 use super::resident::CHANGE_BATCH;
@@ -20,6 +20,8 @@ pub(crate) struct ResidentKeywords {
     /// False until a statement returned fewer changes than [`CHANGE_BATCH`]: the index may
     /// then miss memories, so searches pick nothing and FTS5 answers.
     caught_up: bool,
+    /// The picks' score accumulators, kept between searches.
+    scratch: ScoreScratch,
 }
 
 impl ResidentKeywords {
@@ -138,7 +140,7 @@ impl KeywordPick {
     /// is the MATCH expression) keeping `limit` keyword candidates. It mirrors the statement's
     /// FTS5 fast form: the tokens whose stems are in fewer than half the memories (all of
     /// them if none is), their best [`KEYWORD_OVERFETCH`] × `limit` matches.
-    pub(super) fn from(resident: &ResidentKeywords, terms: &MatchTerms, limit: usize) -> Self {
+    pub(super) fn from(resident: &mut ResidentKeywords, terms: &MatchTerms, limit: usize) -> Self {
         let seq = resident.index.seq();
         // A phrase (`max_retries` reads as `max retries`) needs term positions, which the
         // index does not keep: FTS5 answers such a query.
@@ -148,7 +150,7 @@ impl KeywordPick {
         let query = resident.index.informative(&terms);
         let scored = resident
             .index
-            .best(&query, KEYWORD_OVERFETCH * limit)
+            .best_with(&query, KEYWORD_OVERFETCH * limit, &mut resident.scratch)
             .into_iter()
             .map(|(id, score)| (id.to_owned(), score))
             .collect();
@@ -193,7 +195,7 @@ mod tests {
         let mut resident = ResidentKeywords::default();
         let tokens = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
         assert!(
-            KeywordPick::from(&resident, &MatchTerms::of(&tokens(&["lock"])), 2)
+            KeywordPick::from(&mut resident, &MatchTerms::of(&tokens(&["lock"])), 2)
                 .scored
                 .is_none()
         );
@@ -206,7 +208,7 @@ mod tests {
             added("f", 6, "rows again"),
         ]);
         let pick = KeywordPick::from(
-            &resident,
+            &mut resident,
             &MatchTerms::of(&tokens(&["locks", "timeout"])),
             2,
         );
@@ -222,14 +224,14 @@ mod tests {
         // A phrase is left to FTS5; a token of another script is one folded term.
         for declined in [&["max_retries"][..], &["lock", "max_retries"]] {
             assert!(
-                KeywordPick::from(&resident, &MatchTerms::of(&tokens(declined)), 2)
+                KeywordPick::from(&mut resident, &MatchTerms::of(&tokens(declined)), 2)
                     .scored
                     .is_none()
             );
         }
         resident.apply(vec![added("g", 7, "Réservations au café")]);
         let pick = KeywordPick::from(
-            &resident,
+            &mut resident,
             &MatchTerms::of(&tokens(&["CAFÉ", "réservation"])),
             2,
         );

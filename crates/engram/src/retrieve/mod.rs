@@ -405,7 +405,7 @@ impl<D: Database> Engram<D> {
         let terms = MatchTerms::of(analysis.match_tokens());
         let keyword_pick = match (&self.resident_keywords, paths.keyword) {
             (Some(resident), true) => Some(KeywordPick::from(
-                &resident.borrow(),
+                &mut resident.borrow_mut(),
                 &terms,
                 keyword_limit(query) as usize,
             )),
