@@ -180,6 +180,25 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
         .collect();
     assert_eq!(contents, [on_db.content.as_str()]);
 
+    // Excluded ids leave every path: the graph's and the name's first hit is gone, the
+    // rest of the ranking stays.
+    let mut excluding = SearchQuery::new("why is getUser slow");
+    excluding.exclude_ids = vec![named.hits[0].memory.id.clone()];
+    let excluding = engram.search(&excluding).await.expect("search");
+    run(&excluding);
+    assert!(
+        excluding
+            .hits
+            .iter()
+            .all(|h| h.memory.id != named.hits[0].memory.id),
+        "{excluding:#?}"
+    );
+    assert_eq!(
+        excluding.hits.first().map(|h| &h.memory.id),
+        named.hits.get(1).map(|h| &h.memory.id),
+        "{excluding:#?}"
+    );
+
     // The boost reads file adjacency from the candidate statement: a candidate past the
     // top 10 moves up when its file neighbours a top result's file in the code graph
     // (users.ts imports db.ts) or by co-access (users.ts and cache.ts were committed

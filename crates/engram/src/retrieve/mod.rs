@@ -477,7 +477,7 @@ impl<D: Database> Engram<D> {
         );
         let scopes: Vec<&str> = query.scopes.iter().map(|s| s.as_str()).collect();
         set(param::SCOPES, json_list(&scopes));
-        set(param::EXCLUDE, json_array(&query.exclude_ids));
+        set(param::EXCLUDE, json_list(&query.exclude_ids));
         let limit = i64::from(query.limit);
         set(
             param::KEYWORD_LIMIT,

@@ -99,7 +99,7 @@ AND (?{MODULES} IS NULL OR EXISTS (SELECT 1 FROM json_each(m.related_modules) d 
 WHERE d.value IN (SELECT value FROM json_each(?{MODULES})))) \
 AND m.confidence >= ?{MIN_CONFIDENCE} \
 AND (?{SCOPES} IS NULL OR m.scope IN (SELECT value FROM json_each(?{SCOPES}))) \
-AND m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE}))"
+AND (?{EXCLUDE} IS NULL OR m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE})))"
     )
 }
 
