@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per search, counted by valgrind's callgrind: a steady figure for comparing
-# two builds on a shared machine, where wall-clock p50s drift by a third between runs (the
-# counts move by about 1% between runs of one build, as hash seeds vary). It runs the latency
+# two builds on a shared machine, where wall-clock p50s drift by a third between runs (between
+# runs of one build, the count per measured query moves by about 1% as hash seeds vary the
+# set-up, and the count in `Engram::search` by 0.2% or less). It runs the latency
 # benchmark twice under callgrind, with N and N + 200 queries, and divides the difference by
 # 200, so set-up (building the corpus, loading resident sets) cancels out; then it prints the
 # instructions in `Engram::search` alone (the benchmark's own per-query measurements and the
