@@ -115,11 +115,11 @@ AND (?{EXCLUDE} IS NULL OR m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE}))
 pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     use param::*;
     let filter = filter();
-    // Every path returns its memories' ids, metrics and rowids: the hits and the candidate
-    // files then reach `memories` by rowid instead of a seek in the TEXT id index and
-    // another by rowid. A rowid only holds within this statement (VACUUM may renumber a
+    // Every path returns its memories' rowids and metrics (ids only break ties inside a
+    // path): the hits and the candidate files then reach `memories` by rowid instead of a
+    // seek in the TEXT id index and another by rowid. A rowid only holds within this statement (VACUUM may renumber a
     // table without an INTEGER PRIMARY KEY), which is all it is used for.
-    let empty = "SELECT NULL AS id, NULL AS metric, NULL AS rid WHERE 0";
+    let empty = "SELECT NULL AS rid, NULL AS metric WHERE 0";
     // The fast form ranks the FTS matches alone (rowids and BM25 only: no content read and
     // no join per match) and filters the best 4 × limit; when at least `limit` survive
     // they are exactly the filtered top `limit` (every other match ranks below all of
@@ -149,7 +149,7 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
             format!("?{KEYWORD_LIMIT} * 4")
         };
         let fts_fast = format!(
-            "SELECT m.id AS id, f.metric AS metric, m.rowid AS rid FROM (\
+            "SELECT m.rowid AS rid, f.metric AS metric FROM (\
 SELECT x.memory_id AS memory_id, r.metric AS metric FROM (\
 SELECT rowid AS rid, {BM25} AS metric FROM memories_fts \
 WHERE memories_fts MATCH (SELECT e FROM kwexpr) ORDER BY metric DESC LIMIT {fts_fast_limit}) r \
@@ -161,13 +161,13 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
             format!(
                 "kwfresh AS MATERIALIZED (SELECT (?{KEYWORD_PICK} IS NOT NULL AND NOT EXISTS (\
 SELECT 1 FROM memory_changes c INDEXED BY idx_memory_changes_seq WHERE c.seq > ?{KEYWORD_SEQ})) AS ok), \
-kwfast AS MATERIALIZED (SELECT id, metric, rid FROM (\
-SELECT m.id AS id, p.metric AS metric, m.rowid AS rid FROM (\
+kwfast AS MATERIALIZED (SELECT rid, metric FROM (\
+SELECT m.rowid AS rid, p.metric AS metric FROM (\
 SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS metric \
 FROM json_each(?{KEYWORD_PICK}) LIMIT CASE WHEN (SELECT ok FROM kwfresh) THEN -1 ELSE 0 END) p \
 CROSS JOIN memories m ON m.id = p.id \
 WHERE {filter} LIMIT ?{KEYWORD_LIMIT} + 0) \
-UNION ALL SELECT id, metric, rid FROM ({fts_fast})), "
+UNION ALL SELECT rid, metric FROM ({fts_fast})), "
             )
         } else {
             format!("kwfast AS MATERIALIZED ({fts_fast}), ")
@@ -181,9 +181,9 @@ OR 2 * coalesce((SELECT voc.doc FROM memories_fts_vocab voc WHERE voc.term = t.s
 kwexpr AS MATERIALIZED (SELECT CASE WHEN EXISTS (SELECT 1 FROM kwkept) \
 THEN (SELECT group_concat('\"' || token || '\"', ' OR ') FROM kwkept) ELSE ?{MATCH} END AS e), \
 {fast}\
-kw AS MATERIALIZED (SELECT id, metric, rid FROM kwfast WHERE (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} \
-UNION ALL SELECT id, metric, rid FROM (\
-SELECT m.id AS id, g.metric AS metric, m.rowid AS rid FROM (\
+kw AS MATERIALIZED (SELECT rid, metric FROM kwfast WHERE (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} \
+UNION ALL SELECT rid, metric FROM (\
+SELECT m.rowid AS rid, g.metric AS metric FROM (\
 SELECT memory_id, {BM25} AS metric FROM memories_fts \
 WHERE memories_fts MATCH ?{MATCH} \
 LIMIT CASE WHEN (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} THEN 0 ELSE -1 END) g \
@@ -197,7 +197,7 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0)), "
     // unless needed (see the keyword path).
     let exact_fallback = |limit: &str| {
         format!(
-            "SELECT m.id AS id, g.metric AS metric, m.rowid AS rid FROM (\
+            "SELECT m.rowid AS rid, g.metric AS metric FROM (\
 SELECT allv.memory_id AS memory_id, \
 1.0 - vector_distance_cos(allv.embedding, ?{VECTOR}) AS metric FROM memory_embeddings allv \
 WHERE allv.model_id = ?{MODEL} AND allv.dims = ?{DIMS} LIMIT {limit}) g \
@@ -218,14 +218,14 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
         DenseSource::Off => format!("dn AS ({empty}), "),
         DenseSource::Exact => format!(
             "dn AS MATERIALIZED (\
-SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric, m.rowid AS rid \
+SELECT m.rowid AS rid, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
 FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter} \
 ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
         ),
         DenseSource::Index(table) => format!(
             "dn AS MATERIALIZED (\
-SELECT m.id AS id, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric, m.rowid AS rid \
+SELECT m.rowid AS rid, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric \
 FROM vector_top_k('{table}_ann', ?{VECTOR}, ?{ANN_CANDIDATES}) AS t \
 JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
@@ -235,7 +235,7 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
 dnchanged AS MATERIALIZED (SELECT c.memory_id AS id FROM embedding_changes c \
 INDEXED BY idx_embedding_changes_seq WHERE c.seq > ?{KNOWN_SEQ} \
 LIMIT CASE WHEN ?{DENSE_FLOOR} IS NULL THEN 0 ELSE -1 END), \
-dnfast AS MATERIALIZED (SELECT id, metric, rid FROM (\
+dnfast AS MATERIALIZED (SELECT rid, metric FROM (\
 SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric, m.rowid AS rid \
 FROM (SELECT id FROM dnpicked UNION SELECT id FROM dnchanged) j \
 CROSS JOIN memory_embeddings e ON e.memory_id = j.id \
@@ -243,8 +243,8 @@ CROSS JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter}) \
 WHERE metric >= ?{DENSE_FLOOR} \
 ORDER BY metric DESC, id LIMIT ?{DENSE_LIMIT} + 0), \
-dn AS MATERIALIZED (SELECT id, metric, rid FROM dnfast WHERE (SELECT COUNT(*) FROM dnfast) >= ?{DENSE_LIMIT} \
-UNION ALL SELECT id, metric, rid FROM ({})), ",
+dn AS MATERIALIZED (SELECT rid, metric FROM dnfast WHERE (SELECT COUNT(*) FROM dnfast) >= ?{DENSE_LIMIT} \
+UNION ALL SELECT rid, metric FROM ({})), ",
             exact_fallback(&format!(
                 "CASE WHEN (SELECT COUNT(*) FROM dnfast) >= ?{DENSE_LIMIT} THEN 0 ELSE -1 END"
             ))
@@ -299,7 +299,7 @@ UNION ALL \
 SELECT mf.memory_id, 0.3 FROM near \
 CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = near.file \
 WHERE near.file NOT IN (SELECT path FROM recent)), \
-gr AS MATERIALIZED (SELECT m.id AS id, SUM(g.s) AS metric, m.rowid AS rid FROM gscore g \
+gr AS MATERIALIZED (SELECT m.rowid AS rid, SUM(g.s) AS metric FROM gscore g \
 CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metric DESC, m.id LIMIT ?{GRAPH_LIMIT} + 0), "
         )
     } else {
