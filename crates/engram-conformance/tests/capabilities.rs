@@ -47,12 +47,16 @@ impl Rerank for FakeRecordingReranker {
 /// Fake LLM: always answers with a fixed hypothetical memory, counting calls.
 struct FakeLlm {
     calls: std::rc::Rc<Cell<usize>>,
+    fail: bool,
 }
 
 impl Generate for FakeLlm {
     fn generate<'a>(&'a self, _prompt: &'a str, _max_tokens: u32) -> GenerateFuture<'a> {
         Box::pin(async move {
             self.calls.set(self.calls.get() + 1);
+            if self.fail {
+                return Err("model overloaded".into());
+            }
             Ok("kubernetes helm chart values override".to_owned())
         })
     }
@@ -180,6 +184,7 @@ async fn hyde_runs_for_weak_explicit_searches_only() {
     engram.embed_pending(10).await.expect("embed pending");
     let engram = engram.with_llm(Box::new(FakeLlm {
         calls: calls.clone(),
+        fail: false,
     }));
 
     // A weak explicit search: HyDE runs once and its dense hits join the candidates.
@@ -201,4 +206,31 @@ async fn hyde_runs_for_weak_explicit_searches_only() {
     let auto = engram.search(&auto).await.unwrap();
     assert!(!auto.hyde);
     assert_eq!(calls.get(), 1);
+
+    // A failing LLM only warns: the search answers with the results it had.
+    let failing = engram.with_llm(Box::new(FakeLlm {
+        calls: calls.clone(),
+        fail: true,
+    }));
+    let kept = failing
+        .search(&SearchQuery::new("how do we configure deployments"))
+        .await
+        .unwrap();
+    assert_eq!(calls.get(), 2);
+    assert!(!kept.hyde);
+    assert!(
+        kept.warnings
+            .iter()
+            .any(|w| w == "HyDE skipped: host LLM failed: model overloaded"),
+        "{:?}",
+        kept.warnings
+    );
+    let mut without = SearchQuery::new("how do we configure deployments");
+    without.stages.hyde = false;
+    let without = failing.search(&without).await.unwrap();
+    let ids = |r: &engram::SearchResponse| -> Vec<String> {
+        r.hits.iter().map(|h| h.memory.id.clone()).collect()
+    };
+    assert_eq!(ids(&kept), ids(&without));
+    assert_eq!(calls.get(), 2);
 }

@@ -23,7 +23,8 @@ use self::keywords::{IndexedText, KeywordPick, MatchTerms, TextChange};
 pub(crate) use self::resident::Resident;
 use self::resident::{DensePick, PickSize, VectorChange};
 use self::sql::{param, DenseSource, Paths};
-use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
+use crate::capability::{hyde_prompt, Generate, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
+use crate::embedding::Embedding;
 use crate::row::memory_from_row;
 use crate::search::{SearchHit, SearchMode, SearchQuery, SearchResponse, StageTimings};
 use crate::{Engram, EngramError};
@@ -36,6 +37,25 @@ fn json_list<T: serde::Serialize>(items: &[T]) -> Value {
     } else {
         json_array(items)
     }
+}
+
+/// The pool HyDE ranks again: every path hit of the ranked candidates, and the dense hits
+/// of the hypothetical answer's `extra` pool beside them.
+fn with_extra_dense(ranked: Vec<Candidate>, extra: CandidatePool) -> CandidatePool {
+    let mut pool = CandidatePool::default();
+    for c in ranked {
+        for path in [PathKind::Keyword, PathKind::Dense, PathKind::Graph] {
+            if let Some(hit) = c.hit(path) {
+                pool.add(path, hit.rank, hit.metric, c.memory.clone());
+            }
+        }
+    }
+    for c in extra.into_candidates() {
+        if let Some(hit) = c.dense {
+            pool.add(PathKind::Dense, hit.rank, hit.metric, c.memory);
+        }
+    }
+    pool
 }
 
 /// `items` as a JSON array, empty or not (for `json_each`, which reads an empty array as
@@ -154,41 +174,15 @@ impl<D: Database> Engram<D> {
         };
         if let Some((llm, embedder)) = hyde_capabilities.filter(|_| wants_hyde(&ranked, relevance))
         {
-            match llm
-                .generate(&hyde_prompt(&query.text), HYDE_MAX_TOKENS)
-                .await
+            match self
+                .hyde_candidates(llm.as_ref(), embedder, query, &analysis)
+                .await?
             {
-                Ok(text) => match embedder.embed(std::slice::from_ref(&text), clock).await {
-                    Ok(mut vectors) => {
-                        let vector = vectors.pop();
-                        let hyde_paths = Paths {
-                            keyword: false,
-                            graph: false,
-                            adjacency: false,
-                            ..self.paths(query, &analysis, true)
-                        };
-                        let (extra, _) = self
-                            .fetch_candidates(&hyde_paths, query, &analysis, vector.as_deref())
-                            .await?;
-                        let mut pool = CandidatePool::default();
-                        for c in ranked.drain(..) {
-                            for path in [PathKind::Keyword, PathKind::Dense, PathKind::Graph] {
-                                if let Some(hit) = c.hit(path) {
-                                    pool.add(path, hit.rank, hit.metric, c.memory.clone());
-                                }
-                            }
-                        }
-                        for c in extra.into_candidates() {
-                            if let Some(hit) = c.dense {
-                                pool.add(PathKind::Dense, hit.rank, hit.metric, c.memory);
-                            }
-                        }
-                        ranked = rank(pool);
-                        hyde = true;
-                    }
-                    Err(e) => warnings.push(format!("HyDE skipped: {e}")),
-                },
-                Err(e) => warnings.push(format!("HyDE skipped: host LLM failed: {e}")),
+                Ok(extra) => {
+                    ranked = rank(with_extra_dense(std::mem::take(&mut ranked), extra));
+                    hyde = true;
+                }
+                Err(warning) => warnings.push(warning),
             }
         }
         let now = clock.now_micros();
@@ -276,6 +270,40 @@ impl<D: Database> Engram<D> {
                     .and_then(|v| Ok(v.as_text("plan detail")?.to_owned()))
             })
             .collect()
+    }
+
+    /// HyDE's second round trip: the dense candidates of a hypothetical answer the host
+    /// LLM writes for the query. `Ok(Err(warning))` when the LLM or the embedder fails (the
+    /// search goes on without HyDE); `Err` only when the database does.
+    async fn hyde_candidates(
+        &self,
+        llm: &dyn Generate,
+        embedder: &Embedding,
+        query: &SearchQuery,
+        analysis: &engram_retrieval::QueryAnalysis,
+    ) -> Result<Result<CandidatePool, String>, EngramError> {
+        let clock = self.host.clock.as_ref();
+        let text = match llm
+            .generate(&hyde_prompt(&query.text), HYDE_MAX_TOKENS)
+            .await
+        {
+            Ok(text) => text,
+            Err(e) => return Ok(Err(format!("HyDE skipped: host LLM failed: {e}"))),
+        };
+        let vector = match embedder.embed(std::slice::from_ref(&text), clock).await {
+            Ok(mut vectors) => vectors.pop(),
+            Err(e) => return Ok(Err(format!("HyDE skipped: {e}"))),
+        };
+        let paths = Paths {
+            keyword: false,
+            graph: false,
+            adjacency: false,
+            ..self.paths(query, analysis, true)
+        };
+        let (extra, _) = self
+            .fetch_candidates(&paths, query, analysis, vector.as_deref())
+            .await?;
+        Ok(Ok(extra))
     }
 
     /// Which paths the candidate statement runs for `query` (`dense` when there is a
