@@ -233,6 +233,29 @@ async fn resident_matches_exact<D: Database + Copy>(db: D, requests: &dyn Fn() -
         "unrelated change",
     );
 
+    // Another writer rewrites the best match's vector unchanged: it is both picked and
+    // changed, and must count once.
+    let best = exact.search(&dense(query)).await.unwrap().hits[0]
+        .memory
+        .id
+        .clone();
+    let rewrite = Statement::with_params(
+        "UPDATE memory_embeddings SET embedding = embedding WHERE memory_id = ?1",
+        vec![Value::from(best.as_str())],
+    );
+    db.transaction(&[rewrite]).await.unwrap();
+    let got = search_counted(&resident, query, requests, "picked and changed").await;
+    assert_eq!(
+        got.hits.iter().filter(|h| h.memory.id == best).count(),
+        1,
+        "picked and changed"
+    );
+    assert_same(
+        &got,
+        &exact.search(&dense(query)).await.unwrap(),
+        "picked and changed",
+    );
+
     // Another writer's forget and this instance's own write, then a filter that leaves
     // fewer than the dense limit among the picked ids (the exact fallback answers).
     let top = exact.search(&dense(queries[0])).await.unwrap().hits[0]

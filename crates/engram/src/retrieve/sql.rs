@@ -213,7 +213,9 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
     // Every memory outside both lists is unchanged and unpicked, so scores at most the
     // floor: when at least `limit` rows count, they are exactly the filtered top `limit`,
     // in this one statement whatever changed. Otherwise the exact scan runs. The changed
-    // list is read only when ids are passed (a set still loading picks none).
+    // list is read only when ids are passed (a set still loading picks none). A changed id
+    // joins the picked ones only if not picked already: a UNION would build a table of
+    // every id per search, where the NOT IN list is built only when something changed.
     let dense_ctes = match paths.dense {
         DenseSource::Off => format!("dn AS ({empty}), "),
         DenseSource::Exact => format!(
@@ -231,13 +233,13 @@ JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
         ),
         DenseSource::Resident => format!(
-            "dnpicked AS MATERIALIZED (SELECT value AS id FROM json_each(?{DENSE_IDS})), \
-dnchanged AS MATERIALIZED (SELECT c.memory_id AS id FROM embedding_changes c \
+            "dnchanged AS MATERIALIZED (SELECT c.memory_id AS id FROM embedding_changes c \
 INDEXED BY idx_embedding_changes_seq WHERE c.seq > ?{KNOWN_SEQ} \
 LIMIT CASE WHEN ?{DENSE_FLOOR} IS NULL THEN 0 ELSE -1 END), \
 dnfast AS MATERIALIZED (SELECT rid, metric FROM (\
 SELECT m.id AS id, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric, m.rowid AS rid \
-FROM (SELECT id FROM dnpicked UNION SELECT id FROM dnchanged) j \
+FROM (SELECT value AS id FROM json_each(?{DENSE_IDS}) UNION ALL SELECT id FROM dnchanged \
+WHERE id NOT IN (SELECT value FROM json_each(?{DENSE_IDS}))) j \
 CROSS JOIN memory_embeddings e ON e.memory_id = j.id \
 CROSS JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter}) \
