@@ -329,6 +329,11 @@ impl<D: Database> Engram<D> {
                     || !query.context.recent_files.is_empty()
                     || !analysis.named_files.is_empty()),
             adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
+            filters: !(query.types.is_empty()
+                && query.files.is_empty()
+                && query.modules.is_empty()
+                && query.scopes.is_empty()
+                && query.exclude_ids.is_empty()),
         }
     }
 
