@@ -69,9 +69,15 @@ fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::{
-        __m128i, __m256i, _mm256_add_epi32, _mm256_cvtepi8_epi16, _mm256_loadu_si256,
-        _mm256_madd_epi16, _mm256_setzero_si256, _mm256_storeu_si256, _mm_loadu_si128,
+        __m128i, __m256i, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_cvtepi8_epi16,
+        _mm256_extracti128_si256, _mm256_hadd_epi32, _mm256_loadu_si256, _mm256_madd_epi16,
+        _mm256_setzero_si256, _mm_add_epi32, _mm_loadu_si128, _mm_storeu_si128,
     };
+
+    /// Rows scanned together: each 16 query components are loaded once for all of them, and
+    /// the loop's own bookkeeping is shared (at 384 dimensions, 118 instructions a row
+    /// against 145 row by row).
+    const BLOCK: usize = 4;
 
     /// [`super::scan_i8`] on AVX2.
     ///
@@ -79,31 +85,81 @@ mod x86 {
     /// The processor must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn scan_i8_avx2(query: &[i16], rows: &[i8]) -> Vec<i32> {
-        // SAFETY: the caller vouches for AVX2.
-        super::scan_rows(query, rows, |q, row| unsafe { dot_avx2(q, row) })
+        let dims = query.len();
+        if dims == 0 {
+            return Vec::new();
+        }
+        let count = rows.len() / dims;
+        let mut out = Vec::with_capacity(count);
+        let whole = dims / 16 * 16;
+        // Plain indexing rather than chunk iterators and closures: those were calls of
+        // their own per block, costing more than the block's arithmetic saved.
+        let row = |i: usize| &rows[i * dims..(i + 1) * dims];
+        let blocked = count / BLOCK * BLOCK;
+        for first in (0..blocked).step_by(BLOCK) {
+            let block = [row(first), row(first + 1), row(first + 2), row(first + 3)];
+            // SAFETY: the caller vouches for AVX2; every row is `dims` long.
+            let sums = unsafe { lane_sums(accumulate(query, block)) };
+            if whole == dims {
+                out.extend_from_slice(&sums);
+            } else {
+                for (sum, row) in sums.into_iter().zip(block) {
+                    out.push(sum + super::tail_i16_i8(&query[whole..], &row[whole..]));
+                }
+            }
+        }
+        for i in blocked..count {
+            let row = row(i);
+            // SAFETY: as above.
+            let sum = unsafe {
+                let [acc] = accumulate(query, [row]);
+                lane_sums([acc, acc, acc, acc])[0]
+            };
+            out.push(sum + super::tail_i16_i8(&query[whole..], &row[whole..]));
+        }
+        out
     }
 
-    /// The dot product of `a` and `b`: each 16 bytes widen to 16-bit lanes and
-    /// multiply-add with 16 query components into eight 32-bit sums. (LLVM's own
-    /// vectorization of the portable lane loop runs at a third of this speed.)
+    /// The dot products of `a` with each of `rows` (each as long as `a`) over the whole
+    /// 16-value chunks, in eight 32-bit lanes per row: each 16 bytes of a row widen to
+    /// 16-bit lanes and multiply-add with 16 query components. (LLVM's own vectorization
+    /// of the portable lane loop runs at a third of the row-by-row speed.)
     ///
     /// # Safety
     /// The processor must have AVX2.
     #[target_feature(enable = "avx2")]
     #[inline]
-    unsafe fn dot_avx2(a: &[i16], b: &[i8]) -> i32 {
-        let whole = a.len().min(b.len()) / 16 * 16;
-        let mut acc = _mm256_setzero_si256();
+    unsafe fn accumulate<const N: usize>(a: &[i16], rows: [&[i8]; N]) -> [__m256i; N] {
+        let whole = rows.iter().fold(a.len(), |len, row| len.min(row.len())) / 16 * 16;
+        let mut acc = [_mm256_setzero_si256(); N];
         for at in (0..whole).step_by(16) {
-            // `at + 16 <= whole`: both loads stay inside their slices; neither needs
-            // alignment.
-            let row = _mm256_cvtepi8_epi16(_mm_loadu_si128(b.as_ptr().add(at).cast::<__m128i>()));
+            // `at + 16 <= whole`: every load stays inside its slice; none needs alignment.
             let q = _mm256_loadu_si256(a.as_ptr().add(at).cast::<__m256i>());
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(row, q));
+            for (acc, row) in acc.iter_mut().zip(rows) {
+                let wide =
+                    _mm256_cvtepi8_epi16(_mm_loadu_si128(row.as_ptr().add(at).cast::<__m128i>()));
+                *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(wide, q));
+            }
         }
-        let mut lanes = [0i32; 8];
-        _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), acc);
-        lanes.iter().sum::<i32>() + super::tail_i16_i8(&a[whole..], &b[whole..])
+        acc
+    }
+
+    /// The sum of each accumulator's eight lanes: pairwise horizontal adds leave each
+    /// row's total in one lane of each half.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn lane_sums([a, b, c, d]: [__m256i; BLOCK]) -> [i32; BLOCK] {
+        let both = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+        let total = _mm_add_epi32(
+            _mm256_castsi256_si128(both),
+            _mm256_extracti128_si256(both, 1),
+        );
+        let mut sums = [0i32; BLOCK];
+        _mm_storeu_si128(sums.as_mut_ptr().cast::<__m128i>(), total);
+        sums
     }
 }
 
@@ -332,6 +388,37 @@ mod tests {
             );
             let want = plain(&|i| f64::from(a[i]));
             assert!((f64::from(dot(&a, &a)) - want).abs() < 1e-4, "{len}");
+        }
+    }
+
+    #[test]
+    fn the_scan_agrees_with_plain_sums_for_every_row_count() {
+        // The AVX2 scan takes rows four at a time and the rest one by one.
+        for dims in [1, 15, 16, 17, 48, 384] {
+            let query: Vec<i16> = (0..dims)
+                .map(|i| (i as i32 * 7_919 % 60_000 - 30_000) as i16)
+                .collect();
+            for count in 0..=9 {
+                let rows: Vec<i8> = (0..count * dims)
+                    .map(|i| (i as i32 * 131 % 255 - 127) as i8)
+                    .collect();
+                let want: Vec<i64> = rows
+                    .chunks_exact(dims)
+                    .map(|row| {
+                        row.iter()
+                            .zip(&query)
+                            .map(|(&b, &q)| i64::from(b) * i64::from(q))
+                            .sum()
+                    })
+                    .collect();
+                let got: Vec<i64> = scan_i8(&query, &rows).into_iter().map(i64::from).collect();
+                assert_eq!(got, want, "{dims} dims, {count} rows");
+                let portable: Vec<i64> = scan_rows(&query, &rows, dot_i16_i8)
+                    .into_iter()
+                    .map(i64::from)
+                    .collect();
+                assert_eq!(portable, want, "{dims} dims, {count} rows");
+            }
         }
     }
 
