@@ -133,6 +133,23 @@ pub async fn retrieval_suite<D: Database>(engram: &Engram<D>) -> RetrievalOutcom
     assert!(!graph_hit(&on_routes.content), "{framed:#?}");
     assert_eq!(framed.hits[0].memory.content, on_db.content, "{framed:#?}");
 
+    // A named file that is also recent counts once, as recent: the memory on db.ts scores
+    // what the recent file alone gives it.
+    let graph_metric = |response: &engram::SearchResponse, content: &str| {
+        hit_with(response, content).and_then(|h| h.breakdown.graph.map(|g| g.metric))
+    };
+    let mut recent_db = SearchQuery::new("what should I know");
+    recent_db.context.recent_files = vec!["src/db.ts".into()];
+    let recent_db = engram.search(&recent_db).await.expect("search");
+    run(&recent_db);
+    let mut both = SearchQuery::new("pool is undefined in src/db.ts");
+    both.context.recent_files = vec!["src/db.ts".into()];
+    let both = engram.search(&both).await.expect("search");
+    run(&both);
+    let alone = graph_metric(&recent_db, &on_db.content);
+    assert!(alone.is_some_and(|m| m > 0.0), "{recent_db:#?}");
+    assert_eq!(graph_metric(&both, &on_db.content), alone, "{both:#?}");
+
     // Names in a report's summary line lead the graph path; the names of its body count
     // half. routes.ts defines `handler` and db.ts `query`: whichever the first line names
     // ranks its file's memory first in the graph path.

@@ -22,7 +22,7 @@ pub(crate) use self::keywords::ResidentKeywords;
 use self::keywords::{IndexedText, KeywordPick, MatchTerms, TextChange};
 pub(crate) use self::resident::Resident;
 use self::resident::{DensePick, PickSize, VectorChange};
-use self::sql::{param, DenseSource, Paths};
+use self::sql::{param, DenseSource, GraphInputs, Paths};
 use crate::capability::{hyde_prompt, Generate, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::embedding::Embedding;
 use crate::row::memory_from_row;
@@ -113,7 +113,7 @@ impl<D: Database> Engram<D> {
         mark = now;
 
         let paths = self.paths(query, &analysis, query_vector.is_some());
-        let any_path = paths.keyword || query_vector.is_some() || paths.graph;
+        let any_path = paths.keyword || query_vector.is_some() || paths.graph.any();
         let (mut candidates, adjacency) = if any_path {
             self.fetch_candidates(&paths, query, &analysis, query_vector.as_deref())
                 .await?
@@ -296,7 +296,7 @@ impl<D: Database> Engram<D> {
         };
         let paths = Paths {
             keyword: false,
-            graph: false,
+            graph: GraphInputs::default(),
             adjacency: false,
             ..self.paths(query, analysis, true)
         };
@@ -323,11 +323,14 @@ impl<D: Database> Engram<D> {
                 (true, None, Some(index)) => DenseSource::Index(index.table()),
                 (true, None, None) => DenseSource::Exact,
             },
-            graph: query.mode == SearchMode::Hybrid
-                && query.stages.graph
-                && (!analysis.identifiers.is_empty()
-                    || !query.context.recent_files.is_empty()
-                    || !analysis.named_files.is_empty()),
+            graph: {
+                let on = query.mode == SearchMode::Hybrid && query.stages.graph;
+                GraphInputs {
+                    names: on && !analysis.identifiers.is_empty(),
+                    recent: on && !query.context.recent_files.is_empty(),
+                    named: on && !analysis.named_files.is_empty(),
+                }
+            },
             adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
             filters: !(query.types.is_empty()
                 && query.files.is_empty()

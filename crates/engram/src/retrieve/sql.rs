@@ -76,6 +76,24 @@ pub(crate) enum DenseSource<'a> {
     Resident,
 }
 
+/// What the graph path has to look up; it runs when any is true.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct GraphInputs {
+    /// The query holds code names (`?IDENTIFIERS`).
+    pub names: bool,
+    /// The context lists recent files (`?RECENT_FILES`).
+    pub recent: bool,
+    /// The query names files (`?NAMED_FILES`).
+    pub named: bool,
+}
+
+impl GraphInputs {
+    /// Whether the graph path runs.
+    pub(crate) fn any(&self) -> bool {
+        self.names || self.recent || self.named
+    }
+}
+
 /// Which paths the statement runs.
 pub(crate) struct Paths<'a> {
     pub keyword: bool,
@@ -83,7 +101,7 @@ pub(crate) struct Paths<'a> {
     /// current, and the statement returns the memory changes after `?KEYWORD_SEQ`.
     pub resident_keywords: bool,
     pub dense: DenseSource<'a>,
-    pub graph: bool,
+    pub graph: GraphInputs,
     pub adjacency: bool,
     /// The query filters by type, file, module or scope, or excludes ids.
     pub filters: bool,
@@ -263,58 +281,8 @@ UNION ALL SELECT rid, metric FROM ({})), ",
             ))
         ),
     };
-    let short_name = NODE_SHORT_NAME.replace("label", "n.label");
-    let graph_ctes = if paths.graph {
-        format!(
-            "names AS MATERIALIZED (SELECT key AS name, value AS weight FROM json_each(?{IDENTIFIERS})), \
-sym AS MATERIALIZED (\
-SELECT n.id AS node, n.file_path AS file, names.name AS name, names.weight AS weight FROM names \
-CROSS JOIN graph_nodes n INDEXED BY idx_gn_label ON n.project_id = ?{PROJECT} AND n.label = names.name \
-WHERE n.stale_at IS NULL \
-UNION \
-SELECT n.id, n.file_path, names.name, names.weight FROM names \
-CROSS JOIN graph_nodes n INDEXED BY idx_gn_short_name ON n.project_id = ?{PROJECT} \
-AND {short_name} = names.name WHERE n.stale_at IS NULL), \
-symw AS MATERIALIZED (SELECT node, file, weight / COUNT(*) OVER (PARTITION BY name) AS w FROM sym), \
-recent AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{RECENT_FILES})), \
-named AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{NAMED_FILES}) \
-WHERE value NOT IN (SELECT path FROM recent)), \
-near AS MATERIALIZED (\
-SELECT nto.file_path AS file FROM recent \
-CROSS JOIN graph_nodes nfrom INDEXED BY idx_gn_file ON nfrom.project_id = ?{PROJECT} AND nfrom.file_path = recent.path \
-CROSS JOIN graph_edges ge ON ge.project_id = ?{PROJECT} AND ge.from_id = nfrom.id AND ge.stale_at IS NULL \
-CROSS JOIN graph_nodes nto ON nto.project_id = ?{PROJECT} AND nto.id = ge.to_id \
-UNION \
-SELECT nfrom.file_path FROM recent \
-CROSS JOIN graph_nodes nto INDEXED BY idx_gn_file ON nto.project_id = ?{PROJECT} AND nto.file_path = recent.path \
-CROSS JOIN graph_edges ge INDEXED BY idx_ge_to ON ge.project_id = ?{PROJECT} AND ge.to_id = nto.id \
-AND ge.stale_at IS NULL \
-CROSS JOIN graph_nodes nfrom ON nfrom.project_id = ?{PROJECT} AND nfrom.id = ge.from_id \
-UNION \
-SELECT co.file_b FROM recent CROSS JOIN observer_co_access_edges co \
-ON co.file_a = recent.path AND co.project_id = ?{PROJECT} \
-UNION \
-SELECT co.file_a FROM recent CROSS JOIN observer_co_access_edges co INDEXED BY idx_co_access_b \
-ON co.file_b = recent.path AND co.project_id = ?{PROJECT}), \
-gscore AS (\
-SELECT m.id AS id, symw.w AS s FROM symw \
-CROSS JOIN memories m ON m.project_id = ?{PROJECT} AND m.target_node_id = symw.node \
-UNION ALL \
-SELECT mf.memory_id, 0.5 * symw.w FROM symw \
-CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = symw.file \
-UNION ALL \
-SELECT mf.memory_id, 0.5 FROM recent \
-CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = recent.path \
-UNION ALL \
-SELECT mf.memory_id, 0.5 FROM named \
-CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = named.path \
-UNION ALL \
-SELECT mf.memory_id, 0.3 FROM near \
-CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = near.file \
-WHERE near.file NOT IN (SELECT path FROM recent)), \
-gr AS MATERIALIZED (SELECT m.rowid AS rid, SUM(g.s) AS metric FROM gscore g \
-CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metric DESC, m.id LIMIT ?{GRAPH_LIMIT} + 0), "
-        )
+    let graph_ctes = if paths.graph.any() {
+        graph_ctes(&paths.graph, &filter)
     } else {
         format!("gr AS ({empty}), ")
     };
@@ -372,6 +340,95 @@ SELECT 'graph', rid, metric, RANK() OVER (ORDER BY metric DESC) FROM gr\
 ) h CROSS JOIN memories m ON m.rowid = h.rid \
 UNION ALL \
 SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}{text_changes}"
+    )
+}
+
+/// The graph path's CTEs, ending in `gr`: memories scored by the code names the query
+/// holds (the symbols so named, their files), by the recent files and their neighbours,
+/// and by the files the query names. Only the parts with input are written: an empty part
+/// still opened its temporary tables (for `DISTINCT` and `UNION`) on every search. The
+/// score's terms keep one order whichever parts run, so their sums are the same. Every arm
+/// names its columns, since any may come first.
+fn graph_ctes(inputs: &GraphInputs, filter: &str) -> String {
+    use param::*;
+    let mut ctes = Vec::new();
+    let mut scores = Vec::new();
+    if inputs.names {
+        let short_name = NODE_SHORT_NAME.replace("label", "n.label");
+        ctes.push(format!(
+            "names AS MATERIALIZED (SELECT key AS name, value AS weight FROM json_each(?{IDENTIFIERS})), \
+sym AS MATERIALIZED (\
+SELECT n.id AS node, n.file_path AS file, names.name AS name, names.weight AS weight FROM names \
+CROSS JOIN graph_nodes n INDEXED BY idx_gn_label ON n.project_id = ?{PROJECT} AND n.label = names.name \
+WHERE n.stale_at IS NULL \
+UNION \
+SELECT n.id, n.file_path, names.name, names.weight FROM names \
+CROSS JOIN graph_nodes n INDEXED BY idx_gn_short_name ON n.project_id = ?{PROJECT} \
+AND {short_name} = names.name WHERE n.stale_at IS NULL), \
+symw AS MATERIALIZED (SELECT node, file, weight / COUNT(*) OVER (PARTITION BY name) AS w FROM sym)"
+        ));
+        scores.push(format!(
+            "SELECT m.id AS id, symw.w AS s FROM symw \
+CROSS JOIN memories m ON m.project_id = ?{PROJECT} AND m.target_node_id = symw.node \
+UNION ALL \
+SELECT mf.memory_id AS id, 0.5 * symw.w AS s FROM symw \
+CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = symw.file"
+        ));
+    }
+    if inputs.recent {
+        ctes.push(format!(
+            "recent AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{RECENT_FILES})), \
+near AS MATERIALIZED (\
+SELECT nto.file_path AS file FROM recent \
+CROSS JOIN graph_nodes nfrom INDEXED BY idx_gn_file ON nfrom.project_id = ?{PROJECT} AND nfrom.file_path = recent.path \
+CROSS JOIN graph_edges ge ON ge.project_id = ?{PROJECT} AND ge.from_id = nfrom.id AND ge.stale_at IS NULL \
+CROSS JOIN graph_nodes nto ON nto.project_id = ?{PROJECT} AND nto.id = ge.to_id \
+UNION \
+SELECT nfrom.file_path FROM recent \
+CROSS JOIN graph_nodes nto INDEXED BY idx_gn_file ON nto.project_id = ?{PROJECT} AND nto.file_path = recent.path \
+CROSS JOIN graph_edges ge INDEXED BY idx_ge_to ON ge.project_id = ?{PROJECT} AND ge.to_id = nto.id \
+AND ge.stale_at IS NULL \
+CROSS JOIN graph_nodes nfrom ON nfrom.project_id = ?{PROJECT} AND nfrom.id = ge.from_id \
+UNION \
+SELECT co.file_b FROM recent CROSS JOIN observer_co_access_edges co \
+ON co.file_a = recent.path AND co.project_id = ?{PROJECT} \
+UNION \
+SELECT co.file_a FROM recent CROSS JOIN observer_co_access_edges co INDEXED BY idx_co_access_b \
+ON co.file_b = recent.path AND co.project_id = ?{PROJECT})"
+        ));
+        scores.push(format!(
+            "SELECT mf.memory_id AS id, 0.5 AS s FROM recent \
+CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = recent.path"
+        ));
+    }
+    if inputs.named {
+        // A named file that is also recent counts once, as recent.
+        let not_recent = if inputs.recent {
+            " WHERE value NOT IN (SELECT path FROM recent)"
+        } else {
+            ""
+        };
+        ctes.push(format!(
+            "named AS MATERIALIZED (SELECT DISTINCT value AS path FROM json_each(?{NAMED_FILES}){not_recent})"
+        ));
+        scores.push(format!(
+            "SELECT mf.memory_id AS id, 0.5 AS s FROM named \
+CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = named.path"
+        ));
+    }
+    if inputs.recent {
+        scores.push(format!(
+            "SELECT mf.memory_id AS id, 0.3 AS s FROM near \
+CROSS JOIN memory_files mf ON mf.project_id = ?{PROJECT} AND mf.path = near.file \
+WHERE near.file NOT IN (SELECT path FROM recent)"
+        ));
+    }
+    format!(
+        "{}, gscore AS ({}), \
+gr AS MATERIALIZED (SELECT m.rowid AS rid, SUM(g.s) AS metric FROM gscore g \
+CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metric DESC, m.id LIMIT ?{GRAPH_LIMIT} + 0), ",
+        ctes.join(", "),
+        scores.join(" UNION ALL ")
     )
 }
 
