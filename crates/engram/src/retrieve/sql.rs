@@ -171,9 +171,15 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // there instead of looking up every picked memory. The pick counts only when no
     // memory changed after the index's position; otherwise FTS5's fast form runs, behind a
     // LIMIT that is 0 when the pick counts.
+    // Whether the pick counts is written out where it is read, twice: an index seek each,
+    // cheaper than the temporary table a shared CTE would fill.
+    let pick_counts = format!(
+        "(?{KEYWORD_PICK} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_changes c \
+INDEXED BY idx_memory_changes_seq WHERE c.seq > ?{KEYWORD_SEQ}))"
+    );
     let keyword_ctes = if paths.keyword {
         let fts_fast_limit = if paths.resident_keywords {
-            format!("CASE WHEN (SELECT ok FROM kwfresh) THEN 0 ELSE ?{KEYWORD_LIMIT} * 4 END")
+            format!("CASE WHEN {pick_counts} THEN 0 ELSE ?{KEYWORD_LIMIT} * 4 END")
         } else {
             format!("?{KEYWORD_LIMIT} * 4")
         };
@@ -188,12 +194,10 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
         );
         let fast = if paths.resident_keywords {
             format!(
-                "kwfresh AS MATERIALIZED (SELECT (?{KEYWORD_PICK} IS NOT NULL AND NOT EXISTS (\
-SELECT 1 FROM memory_changes c INDEXED BY idx_memory_changes_seq WHERE c.seq > ?{KEYWORD_SEQ})) AS ok), \
-kwfast AS MATERIALIZED (SELECT rid, metric FROM (\
+                "kwfast AS MATERIALIZED (SELECT rid, metric FROM (\
 SELECT m.rowid AS rid, p.metric AS metric FROM (\
 SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS metric \
-FROM json_each(?{KEYWORD_PICK}) LIMIT CASE WHEN (SELECT ok FROM kwfresh) THEN -1 ELSE 0 END) p \
+FROM json_each(?{KEYWORD_PICK}) LIMIT CASE WHEN {pick_counts} THEN -1 ELSE 0 END) p \
 CROSS JOIN memories m ON m.id = p.id \
 WHERE {filter} LIMIT ?{KEYWORD_LIMIT} + 0) \
 UNION ALL SELECT rid, metric FROM ({fts_fast})), "
@@ -262,7 +266,7 @@ JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
         ),
         DenseSource::Resident => format!(
-            "dnchanged AS MATERIALIZED (SELECT c.memory_id AS id FROM embedding_changes c \
+            "dnchanged AS (SELECT c.memory_id AS id FROM embedding_changes c \
 INDEXED BY idx_embedding_changes_seq WHERE c.seq > ?{KNOWN_SEQ} \
 LIMIT CASE WHEN ?{DENSE_FLOOR} IS NULL THEN 0 ELSE -1 END), \
 dnfast AS MATERIALIZED (SELECT rid, metric FROM (\
@@ -294,7 +298,7 @@ UNION ALL SELECT rid, metric FROM ({})), ",
     // cursors. A link is found from the file it starts at; both ends are candidates.
     let adjacency = if paths.adjacency {
         format!(
-            "cand AS MATERIALIZED (SELECT rid FROM kw UNION SELECT rid FROM dn UNION SELECT rid FROM gr), \
+            "cand AS (SELECT rid FROM kw UNION ALL SELECT rid FROM dn UNION ALL SELECT rid FROM gr), \
 cfiles AS MATERIALIZED (SELECT DISTINCT f.value AS path FROM cand \
 CROSS JOIN memories m ON m.rowid = cand.rid, json_each(m.related_files) f), \
 adj AS (SELECT DISTINCT src.path AS a, dst.path AS b FROM cfiles src \
@@ -357,7 +361,7 @@ fn graph_ctes(inputs: &GraphInputs, filter: &str) -> String {
         let short_name = NODE_SHORT_NAME.replace("label", "n.label");
         ctes.push(format!(
             "names AS MATERIALIZED (SELECT key AS name, value AS weight FROM json_each(?{IDENTIFIERS})), \
-sym AS MATERIALIZED (\
+sym AS (\
 SELECT n.id AS node, n.file_path AS file, names.name AS name, names.weight AS weight FROM names \
 CROSS JOIN graph_nodes n INDEXED BY idx_gn_label ON n.project_id = ?{PROJECT} AND n.label = names.name \
 WHERE n.stale_at IS NULL \
