@@ -69,15 +69,9 @@ fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::{
-        __m128i, __m256i, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_cvtepi8_epi16,
-        _mm256_extracti128_si256, _mm256_hadd_epi32, _mm256_loadu_si256, _mm256_madd_epi16,
-        _mm256_setzero_si256, _mm_add_epi32, _mm_loadu_si128, _mm_storeu_si128,
+        __m128i, __m256i, _mm256_add_epi32, _mm256_cvtepi8_epi16, _mm256_loadu_si256,
+        _mm256_madd_epi16, _mm256_setzero_si256, _mm256_storeu_si256, _mm_loadu_si128,
     };
-
-    /// Rows scanned together: each 16 query components are loaded once for all of them, and
-    /// the loop's own bookkeeping is shared (at 384 dimensions, 118 instructions a row
-    /// against 145 row by row).
-    const BLOCK: usize = 4;
 
     /// [`super::scan_i8`] on AVX2.
     ///
@@ -85,81 +79,31 @@ mod x86 {
     /// The processor must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn scan_i8_avx2(query: &[i16], rows: &[i8]) -> Vec<i32> {
-        let dims = query.len();
-        if dims == 0 {
-            return Vec::new();
-        }
-        let count = rows.len() / dims;
-        let mut out = Vec::with_capacity(count);
-        let whole = dims / 16 * 16;
-        // Plain indexing rather than chunk iterators and closures: those were calls of
-        // their own per block, costing more than the block's arithmetic saved.
-        let row = |i: usize| &rows[i * dims..(i + 1) * dims];
-        let blocked = count / BLOCK * BLOCK;
-        for first in (0..blocked).step_by(BLOCK) {
-            let block = [row(first), row(first + 1), row(first + 2), row(first + 3)];
-            // SAFETY: the caller vouches for AVX2; every row is `dims` long.
-            let sums = unsafe { lane_sums(accumulate(query, block)) };
-            if whole == dims {
-                out.extend_from_slice(&sums);
-            } else {
-                for (sum, row) in sums.into_iter().zip(block) {
-                    out.push(sum + super::tail_i16_i8(&query[whole..], &row[whole..]));
-                }
-            }
-        }
-        for i in blocked..count {
-            let row = row(i);
-            // SAFETY: as above.
-            let sum = unsafe {
-                let [acc] = accumulate(query, [row]);
-                lane_sums([acc, acc, acc, acc])[0]
-            };
-            out.push(sum + super::tail_i16_i8(&query[whole..], &row[whole..]));
-        }
-        out
+        // SAFETY: the caller vouches for AVX2.
+        super::scan_rows(query, rows, |q, row| unsafe { dot_avx2(q, row) })
     }
 
-    /// The dot products of `a` with each of `rows` (each as long as `a`) over the whole
-    /// 16-value chunks, in eight 32-bit lanes per row: each 16 bytes of a row widen to
-    /// 16-bit lanes and multiply-add with 16 query components. (LLVM's own vectorization
-    /// of the portable lane loop runs at a third of the row-by-row speed.)
+    /// The dot product of `a` and `b`: each 16 bytes widen to 16-bit lanes and
+    /// multiply-add with 16 query components into eight 32-bit sums. (LLVM's own
+    /// vectorization of the portable lane loop runs at a third of this speed.)
     ///
     /// # Safety
     /// The processor must have AVX2.
     #[target_feature(enable = "avx2")]
     #[inline]
-    unsafe fn accumulate<const N: usize>(a: &[i16], rows: [&[i8]; N]) -> [__m256i; N] {
-        let whole = rows.iter().fold(a.len(), |len, row| len.min(row.len())) / 16 * 16;
-        let mut acc = [_mm256_setzero_si256(); N];
+    unsafe fn dot_avx2(a: &[i16], b: &[i8]) -> i32 {
+        let whole = a.len().min(b.len()) / 16 * 16;
+        let mut acc = _mm256_setzero_si256();
         for at in (0..whole).step_by(16) {
-            // `at + 16 <= whole`: every load stays inside its slice; none needs alignment.
+            // `at + 16 <= whole`: both loads stay inside their slices; neither needs
+            // alignment.
+            let row = _mm256_cvtepi8_epi16(_mm_loadu_si128(b.as_ptr().add(at).cast::<__m128i>()));
             let q = _mm256_loadu_si256(a.as_ptr().add(at).cast::<__m256i>());
-            for (acc, row) in acc.iter_mut().zip(rows) {
-                let wide =
-                    _mm256_cvtepi8_epi16(_mm_loadu_si128(row.as_ptr().add(at).cast::<__m128i>()));
-                *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(wide, q));
-            }
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(row, q));
         }
-        acc
-    }
-
-    /// The sum of each accumulator's eight lanes: pairwise horizontal adds leave each
-    /// row's total in one lane of each half.
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    unsafe fn lane_sums([a, b, c, d]: [__m256i; BLOCK]) -> [i32; BLOCK] {
-        let both = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
-        let total = _mm_add_epi32(
-            _mm256_castsi256_si128(both),
-            _mm256_extracti128_si256(both, 1),
-        );
-        let mut sums = [0i32; BLOCK];
-        _mm_storeu_si128(sums.as_mut_ptr().cast::<__m128i>(), total);
-        sums
+        let mut lanes = [0i32; 8];
+        _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), acc);
+        lanes.iter().sum::<i32>() + super::tail_i16_i8(&a[whole..], &b[whole..])
     }
 }
 
@@ -393,7 +337,6 @@ mod tests {
 
     #[test]
     fn the_scan_agrees_with_plain_sums_for_every_row_count() {
-        // The AVX2 scan takes rows four at a time and the rest one by one.
         for dims in [1, 15, 16, 17, 48, 384] {
             let query: Vec<i16> = (0..dims)
                 .map(|i| (i as i32 * 7_919 % 60_000 - 30_000) as i16)
