@@ -31,14 +31,6 @@ use crate::{Engram, EngramError};
 
 pub(crate) use self::sql::INSERT_MEMORY_FILES;
 
-fn json_list<T: serde::Serialize>(items: &[T]) -> Value {
-    if items.is_empty() {
-        Value::Null
-    } else {
-        json_array(items)
-    }
-}
-
 /// The pool HyDE ranks again: every path hit of the ranked candidates, and the dense hits
 /// of the hypothetical answer's `extra` pool beside them.
 fn with_extra_dense(ranked: Vec<Candidate>, extra: CandidatePool) -> CandidatePool {
@@ -56,6 +48,15 @@ fn with_extra_dense(ranked: Vec<Candidate>, extra: CandidatePool) -> CandidatePo
         }
     }
     pool
+}
+
+/// `items` as a JSON array, or NULL when there are none (a filter that is off).
+fn json_list<T: serde::Serialize>(items: &[T]) -> Value {
+    if items.is_empty() {
+        Value::Null
+    } else {
+        json_array(items)
+    }
 }
 
 /// `items` as a JSON array, empty or not (for `json_each`, which reads an empty array as
