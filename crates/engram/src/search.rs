@@ -145,6 +145,15 @@ impl SearchQuery {
         engram_core::validate::from_json(json)
     }
 
+    /// Whether the query keeps only some types, files, modules or scopes (each a filter
+    /// that may drop any memory; exclusions and the confidence floor are not counted).
+    pub(crate) fn narrows_by_attribute(&self) -> bool {
+        !(self.types.is_empty()
+            && self.files.is_empty()
+            && self.modules.is_empty()
+            && self.scopes.is_empty())
+    }
+
     /// Checks the query against engram's limits.
     pub fn validate(&self) -> Result<(), ValidationError> {
         if self.text.trim().is_empty() {

@@ -333,11 +333,7 @@ impl<D: Database> Engram<D> {
                 }
             },
             adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
-            filters: !(query.types.is_empty()
-                && query.files.is_empty()
-                && query.modules.is_empty()
-                && query.scopes.is_empty()
-                && query.exclude_ids.is_empty()),
+            filters: query.narrows_by_attribute() || !query.exclude_ids.is_empty(),
         }
     }
 

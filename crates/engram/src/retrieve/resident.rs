@@ -85,11 +85,8 @@ impl PickSize {
     /// those is enough, half of the [`RESIDENT_OVERFETCH`] pick. Other filters may drop any
     /// pick, so those queries overfetch.
     pub(super) fn for_query(query: &SearchQuery, limit: usize) -> Self {
-        let narrowed = !query.types.is_empty()
-            || !query.files.is_empty()
-            || !query.modules.is_empty()
-            || !query.scopes.is_empty()
-            || query.min_confidence.is_some_and(|c| c > 0.0);
+        let narrowed =
+            query.narrows_by_attribute() || query.min_confidence.is_some_and(|c| c > 0.0);
         if narrowed {
             Self::overfetched(limit)
         } else {

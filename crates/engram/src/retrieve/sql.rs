@@ -171,13 +171,13 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // there instead of looking up every picked memory. The pick counts only when no
     // memory changed after the index's position; otherwise FTS5's fast form runs, behind a
     // LIMIT that is 0 when the pick counts.
-    // Whether the pick counts is written out where it is read, twice: an index seek each,
-    // cheaper than the temporary table a shared CTE would fill.
-    let pick_counts = format!(
-        "(?{KEYWORD_PICK} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_changes c \
-INDEXED BY idx_memory_changes_seq WHERE c.seq > ?{KEYWORD_SEQ}))"
-    );
     let keyword_ctes = if paths.keyword {
+        // Whether the pick counts is written out where it is read, twice: an index seek
+        // each, cheaper than the temporary table a shared CTE would fill.
+        let pick_counts = format!(
+            "(?{KEYWORD_PICK} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_changes c \
+INDEXED BY idx_memory_changes_seq WHERE c.seq > ?{KEYWORD_SEQ}))"
+        );
         let fts_fast_limit = if paths.resident_keywords {
             format!("CASE WHEN {pick_counts} THEN 0 ELSE ?{KEYWORD_LIMIT} * 4 END")
         } else {
