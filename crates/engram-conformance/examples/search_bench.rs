@@ -466,7 +466,9 @@ async fn main() {
             );
         }
 
-        if size <= 10_000 && wanted("HTTP test server") {
+        let http_exact = wanted("HTTP test server, hybrid (exact)");
+        let http_resident = wanted("HTTP test server, hybrid (resident, both)");
+        if size <= 10_000 && (http_exact || http_resident) {
             eprintln!("  {size}: hybrid over HTTP");
             let client = HranaClient::new(CountingTransport::default(), &server.url(), None);
             let project = EngramConfig {
@@ -477,34 +479,40 @@ async fn main() {
                 .unwrap()
                 .with_embedder(Box::new(HashEmbedder));
             fill(&engram, &memories).await;
-            let before = client.transport().requests.get();
-            let (p, stages) = measure(&engram, &queries).await;
-            let trips = (client.transport().requests.get() - before) as f64 / queries.len() as f64;
-            row(
-                size,
-                "HTTP test server, hybrid (exact)",
-                p,
-                &format!("{trips:.2} round trips per search; {stages}"),
-            );
-            let mut engram = engram;
-            engram.enable_resident_vectors().expect("resident vectors");
-            engram.enable_resident_keywords();
-            engram
-                .load_resident_keywords()
-                .await
-                .expect("load keywords");
-            let (load, searches) = load_resident(&engram, &queries[0]).await;
-            let before = client.transport().requests.get();
-            let (p, stages) = measure(&engram, &queries).await;
-            let trips = (client.transport().requests.get() - before) as f64 / queries.len() as f64;
-            row(
-                size,
-                "HTTP test server, hybrid (resident, both)",
-                p,
-                &format!(
-                    "{trips:.2} round trips per search; {stages}; loading took {searches} searches, {load:.0} ms"
-                ),
-            );
+            if http_exact {
+                let before = client.transport().requests.get();
+                let (p, stages) = measure(&engram, &queries).await;
+                let trips =
+                    (client.transport().requests.get() - before) as f64 / queries.len() as f64;
+                row(
+                    size,
+                    "HTTP test server, hybrid (exact)",
+                    p,
+                    &format!("{trips:.2} round trips per search; {stages}"),
+                );
+            }
+            if http_resident {
+                let mut engram = engram;
+                engram.enable_resident_vectors().expect("resident vectors");
+                engram.enable_resident_keywords();
+                engram
+                    .load_resident_keywords()
+                    .await
+                    .expect("load keywords");
+                let (load, searches) = load_resident(&engram, &queries[0]).await;
+                let before = client.transport().requests.get();
+                let (p, stages) = measure(&engram, &queries).await;
+                let trips =
+                    (client.transport().requests.get() - before) as f64 / queries.len() as f64;
+                row(
+                    size,
+                    "HTTP test server, hybrid (resident, both)",
+                    p,
+                    &format!(
+                        "{trips:.2} round trips per search; {stages}; loading took {searches} searches, {load:.0} ms"
+                    ),
+                );
+            }
         }
 
         let sample = &queries[..queries.len().min(if size >= 100_000 { 5 } else { 20 })];

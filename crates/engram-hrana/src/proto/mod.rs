@@ -7,9 +7,11 @@
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use engram_store::Value;
+
+mod decode;
 
 const BASE64: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::STANDARD,
@@ -144,8 +146,8 @@ pub enum BatchCond {
     IsAutocommit,
 }
 
-/// The result of one request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The result of one request. Decoded without buffering (see `decode`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamResult {
     /// It succeeded.
@@ -160,8 +162,8 @@ pub enum StreamResult {
     },
 }
 
-/// A successful response to one request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A successful response to one request. Decoded without buffering (see `decode`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamResponse {
     /// Result of `execute`.
@@ -235,40 +237,23 @@ pub struct HranaError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HranaValue(pub Value);
 
-#[derive(Serialize, Deserialize)]
+/// A value's wire form, for encoding (decoding is `decode`'s, which needs no buffering).
+#[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum WireValue {
+enum WireValue<'a> {
     Null,
     Integer { value: IntegerText },
     Float { value: f64 },
-    Text { value: String },
+    Text { value: &'a str },
     Blob { base64: String },
 }
 
-/// An integer sent as a decimal string; numbers are accepted on input too.
+/// An integer sent as a decimal string.
 struct IntegerText(i64);
 
 impl Serialize for IntegerText {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.0.to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for IntegerText {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Either {
-            Text(String),
-            Number(i64),
-        }
-        match Either::deserialize(d)? {
-            Either::Number(n) => Ok(IntegerText(n)),
-            Either::Text(t) => t
-                .parse()
-                .map(IntegerText)
-                .map_err(|_| serde::de::Error::custom(format!("invalid integer {t:?}"))),
-        }
     }
 }
 
@@ -280,28 +265,12 @@ impl Serialize for HranaValue {
                 value: IntegerText(*v),
             },
             Value::Float(v) => WireValue::Float { value: *v },
-            Value::Text(v) => WireValue::Text { value: v.clone() },
+            Value::Text(v) => WireValue::Text { value: v },
             Value::Blob(v) => WireValue::Blob {
                 base64: BASE64.encode(v),
             },
         };
         wire.serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for HranaValue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(HranaValue(match WireValue::deserialize(d)? {
-            WireValue::Null => Value::Null,
-            WireValue::Integer { value } => Value::Integer(value.0),
-            WireValue::Float { value } => Value::Float(value),
-            WireValue::Text { value } => Value::Text(value),
-            WireValue::Blob { base64 } => Value::Blob(
-                BASE64
-                    .decode(base64.trim_end_matches('=').as_bytes())
-                    .map_err(serde::de::Error::custom)?,
-            ),
-        }))
     }
 }
 
