@@ -12,7 +12,8 @@
 #
 # SEARCH_BENCH defaults to a release build of engram-conformance's search_bench example,
 # SIZE to 10000 memories, FUNCTIONS (how many to list) to 25. BENCH_ONLY picks the
-# configuration (default "resident, both": the in-process hybrid search); BENCH_DIR and
+# configuration (default "native, hybrid (resident, both)": the in-process hybrid search;
+# "HTTP test server, hybrid (resident" for the same over HTTP); BENCH_DIR and
 # BENCH_NO_ANN pass through to the benchmark. Needs valgrind (apt: valgrind) and python3.
 # Counts include the benchmark's own per-query work (its separate in-process pick
 # measurements), which is the same in both builds.
@@ -26,7 +27,7 @@ if [ -z "$bench" ]; then
 fi
 size="${2:-10000}"
 functions="${3:-25}"
-export BENCH_ONLY="${BENCH_ONLY:-resident, both}"
+export BENCH_ONLY="${BENCH_ONLY:-native, hybrid (resident, both)}"
 base=30
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
