@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+use base64::Engine;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
@@ -20,7 +21,6 @@ use engram_store::Value;
 use super::{
     BatchResult, Col, HranaError, HranaValue, StmtResult, StreamResponse, StreamResult, BASE64,
 };
-use base64::Engine;
 
 /// The keys of a tagged object; any other key is skipped.
 #[derive(Deserialize)]
@@ -141,19 +141,19 @@ impl<'de> Deserialize<'de> for StreamResponse {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StreamResponse, A::Error> {
                 let mut tag = None;
-                let mut result: Option<AnyResult> = None;
+                let mut payload: Option<AnyResult> = None;
                 let mut is_autocommit = None;
                 while let Some(key) = map.next_key::<Key>()? {
                     match key {
                         Key::Type => take(&mut map, &mut tag, "type")?,
-                        Key::Result => take(&mut map, &mut result, "result")?,
+                        Key::Result => take(&mut map, &mut payload, "result")?,
                         Key::IsAutocommit => take(&mut map, &mut is_autocommit, "is_autocommit")?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
                     }
                 }
-                let result = || result.ok_or_else(|| de::Error::missing_field("result"));
+                let result = || payload.ok_or_else(|| de::Error::missing_field("result"));
                 Ok(match tag.ok_or_else(|| de::Error::missing_field("type"))? {
                     ResponseTag::Execute => {
                         let r = result()?;
@@ -246,12 +246,12 @@ impl<'de> Deserialize<'de> for HranaValue {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HranaValue, A::Error> {
                 let mut tag = None;
-                let mut value: Option<Scalar> = None;
+                let mut payload: Option<Scalar> = None;
                 let mut base64: Option<String> = None;
                 while let Some(key) = map.next_key::<Key>()? {
                     match key {
                         Key::Type => take(&mut map, &mut tag, "type")?,
-                        Key::Value => take(&mut map, &mut value, "value")?,
+                        Key::Value => take(&mut map, &mut payload, "value")?,
                         Key::Base64 => take(&mut map, &mut base64, "base64")?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
@@ -259,7 +259,7 @@ impl<'de> Deserialize<'de> for HranaValue {
                     }
                 }
                 let tag = tag.ok_or_else(|| de::Error::missing_field("type"))?;
-                let value = || value.ok_or_else(|| de::Error::missing_field("value"));
+                let value = || payload.ok_or_else(|| de::Error::missing_field("value"));
                 Ok(HranaValue(match tag {
                     ValueTag::Null => Value::Null,
                     ValueTag::Integer => Value::Integer(match value()? {
