@@ -153,10 +153,11 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // against about 3 M to run it at 10K memories), and a server prepares it on every
     // request: sqld does not cache statements. SQLite expands a CTE's whole definition
     // again at each reference, nested references included, so the text references each
-    // CTE as few times as it can: the fast forms are read once with their row count beside
-    // them (a window count: 2 M fewer instructions to prepare and 0.17 M more to run; an
-    // embedded database caches the prepared statement, so there only the 0.17 M counts)
-    // and the common-term filter's kept terms once.
+    // CTE as few times as it can: a fast form's rows come with their count beside them (a
+    // window count), so it is referenced twice (rows, and the fallback's gate) rather than
+    // three times (2 M fewer instructions to prepare and 0.17 M more to run; an embedded
+    // database caches the prepared statement, so there only the 0.17 M counts); and the
+    // common-term filter reads its kept terms once.
     // The fast form ranks the FTS matches alone (rowids and BM25 only: no content read and
     // no join per match) and filters the best 4 × limit; when at least `limit` survive
     // they are exactly the filtered top `limit` (every other match ranks below all of
