@@ -257,6 +257,18 @@ async fn baseline(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
     percentiles(latencies)
 }
 
+/// [`measure`] over HTTP, with the round trips per search.
+async fn measure_over(
+    client: &HranaClient<CountingTransport>,
+    engram: &Engram<&HranaClient<CountingTransport>>,
+    queries: &[String],
+) -> ((f64, f64), String, f64) {
+    let before = client.transport().requests.get();
+    let (p, stages) = measure(engram, queries).await;
+    let trips = (client.transport().requests.get() - before) as f64 / queries.len() as f64;
+    (p, stages, trips)
+}
+
 /// Searches until the resident set stops growing (it loads at most 4,096 vectors per
 /// search); returns the time taken (ms) and the searches it took.
 async fn load_resident<D: Database>(engram: &Engram<D>, query: &str) -> (f64, usize) {
@@ -466,8 +478,9 @@ async fn main() {
             );
         }
 
-        let http_exact = wanted("HTTP test server, hybrid (exact)");
-        let http_resident = wanted("HTTP test server, hybrid (resident, both)");
+        const HTTP_EXACT: &str = "HTTP test server, hybrid (exact)";
+        const HTTP_RESIDENT: &str = "HTTP test server, hybrid (resident, both)";
+        let (http_exact, http_resident) = (wanted(HTTP_EXACT), wanted(HTTP_RESIDENT));
         if size <= 10_000 && (http_exact || http_resident) {
             eprintln!("  {size}: hybrid over HTTP");
             let client = HranaClient::new(CountingTransport::default(), &server.url(), None);
@@ -480,13 +493,10 @@ async fn main() {
                 .with_embedder(Box::new(HashEmbedder));
             fill(&engram, &memories).await;
             if http_exact {
-                let before = client.transport().requests.get();
-                let (p, stages) = measure(&engram, &queries).await;
-                let trips =
-                    (client.transport().requests.get() - before) as f64 / queries.len() as f64;
+                let (p, stages, trips) = measure_over(&client, &engram, &queries).await;
                 row(
                     size,
-                    "HTTP test server, hybrid (exact)",
+                    HTTP_EXACT,
                     p,
                     &format!("{trips:.2} round trips per search; {stages}"),
                 );
@@ -500,13 +510,10 @@ async fn main() {
                     .await
                     .expect("load keywords");
                 let (load, searches) = load_resident(&engram, &queries[0]).await;
-                let before = client.transport().requests.get();
-                let (p, stages) = measure(&engram, &queries).await;
-                let trips =
-                    (client.transport().requests.get() - before) as f64 / queries.len() as f64;
+                let (p, stages, trips) = measure_over(&client, &engram, &queries).await;
                 row(
                     size,
-                    "HTTP test server, hybrid (resident, both)",
+                    HTTP_RESIDENT,
                     p,
                     &format!(
                         "{trips:.2} round trips per search; {stages}; loading took {searches} searches, {load:.0} ms"
