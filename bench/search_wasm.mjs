@@ -7,7 +7,13 @@
 // configuration. Prints p50 / p95 ms and the mean candidate and ranking stage times.
 // `BENCH_ONLY=<text>` measures only the configurations whose label contains it (for
 // profiling and for side-by-side runs of two builds).
+// The last configuration stores over HTTP: the same wasm against engram-testserver (a
+// libSQL engine serving Hrana; the release build unless `ENGRAM_TESTSERVER_BIN` names
+// another), filled over HTTP, at sizes up to 10,000; it also prints HTTP requests per search.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { loadEngram } from "../pkg/tests/load.mjs";
+import { startTestServer } from "../tests/js/testserver.mjs";
 
 class Rng {
   constructor(seed) { this.s = BigInt(seed); }
@@ -83,9 +89,10 @@ const engram = await loadEngram();
 console.log(`${"size".padStart(7)} ${"configuration".padEnd(34)} ${"p50 ms".padStart(9)} ${"p95 ms".padStart(9)}`);
 const only = process.env.BENCH_ONLY;
 const wanted = (label) => !only || label.includes(only);
-async function measure(memory, size, label) {
+async function measure(memory, size, label, requests) {
   const latencies = [];
   let candidates = 0, ranking = 0;
+  const before = requests?.count;
   for (const text of qs) {
     const t = performance.now();
     const r = await memory.search({ text });
@@ -94,7 +101,26 @@ async function measure(memory, size, label) {
     ranking += r.timings.ranking / 1e3;
   }
   latencies.sort((a, b) => a - b);
-  console.log(`${String(size).padStart(7)} ${label.padEnd(34)} ${pct(latencies, 0.5).toFixed(2).padStart(9)} ${pct(latencies, 0.95).toFixed(2).padStart(9)}  candidates ${(candidates / qs.length).toFixed(2)} ms, ranking ${(ranking / qs.length).toFixed(2)} ms`);
+  const trips = requests ? `${((requests.count - before) / qs.length).toFixed(2)} round trips per search; ` : "";
+  console.log(`${String(size).padStart(7)} ${label.padEnd(34)} ${pct(latencies, 0.5).toFixed(2).padStart(9)} ${pct(latencies, 0.95).toFixed(2).padStart(9)}  ${trips}candidates ${(candidates / qs.length).toFixed(2)} ms, ranking ${(ranking / qs.length).toFixed(2)} ms`);
+}
+
+// Loads the resident keywords, then searches until every vector is resident (4,096 a
+// search): what a long-lived instance pays once, not what a search costs.
+async function loadResident(memory, size) {
+  await memory.loadResidentKeywords();
+  for (let i = 0; i <= Math.ceil(size / 4096); i++) await memory.search({ text: qs[0] });
+}
+
+const HTTP_RESIDENT = "wasm (Node) over HTTP, hybrid (res.)";
+let server;
+async function testServer() {
+  if (!server) {
+    const target = process.env.CARGO_TARGET_DIR ?? path.join(path.dirname(fileURLToPath(import.meta.url)), "../target");
+    process.env.ENGRAM_TESTSERVER_BIN ??= path.join(target, "release", "engram-testserver");
+    server = await startTestServer();
+  }
+  return server;
 }
 
 const hybrid = !process.env.BENCH_KEYWORD_ONLY;
@@ -118,11 +144,24 @@ for (const size of sizes) {
     if (!wanted(label)) continue;
     const m = await engram.createMemory({ local: true, projectId: `bench-${size}`, fetch: hashFetch, embedder, residentVectors, residentKeywords: residentVectors });
     for (const d of docs) await m.remember(d);
-    // The first searches load the resident set (4,096 vectors each); not what later cost.
-    if (residentVectors) {
-      await m.loadResidentKeywords();
-      for (let i = 0; i <= Math.ceil(size / 4096); i++) await m.search({ text: qs[0] });
-    }
+    if (residentVectors) await loadResident(m, size);
     await measure(m, size, label);
   }
+  if (size <= 10_000 && wanted(HTTP_RESIDENT)) {
+    const { url } = await testServer();
+    // Storage requests go to the server and are counted; the embedder's go to the hash.
+    const requests = { count: 0 };
+    const routed = (target, init) => {
+      if (String(target).startsWith(embedder.url)) return hashFetch(target, init);
+      requests.count++;
+      return fetch(target, init);
+    };
+    const m = await engram.createMemory({ url, projectId: `bench-${size}`, fetch: routed, embedder, residentVectors: true, residentKeywords: true });
+    const started = performance.now();
+    for (const d of docs) await m.remember(d);
+    console.error(`  ${size}: filled over HTTP in ${((performance.now() - started) / 1e3).toFixed(1)} s`);
+    await loadResident(m, size);
+    await measure(m, size, HTTP_RESIDENT, requests);
+  }
 }
+await server?.stop();

@@ -149,22 +149,21 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // seek in the TEXT id index and another by rowid. A rowid only holds within this statement (VACUUM may renumber a
     // table without an INTEGER PRIMARY KEY), which is all it is used for.
     let empty = "SELECT NULL AS rid, NULL AS metric WHERE 0";
-    // Preparing this statement costs more than running it (about 10 M instructions,
+    // Preparing this statement costs more than running it (about 8 M instructions,
     // against about 3 M to run it at 10K memories), and a server prepares it on every
     // request: sqld does not cache statements. SQLite expands a CTE's whole definition
     // again at each reference, nested references included, so the text references each
-    // CTE as few times as it can: a fast form's rows come with their count beside them (a
-    // window count), so it is referenced twice (rows, and the fallback's gate) rather than
-    // three times (2 M fewer instructions to prepare and 0.17 M more to run; an embedded
-    // database caches the prepared statement, so there only the 0.17 M counts); and the
-    // common-term filter reads its kept terms once.
+    // CTE as few times as it can: a fast form is read once, and the common-term filter
+    // reads its kept terms once.
     // The fast form ranks the FTS matches alone (rowids and BM25 only: no content read and
     // no join per match) and filters the best 4 × limit; when at least `limit` survive
     // they are exactly the filtered top `limit` (every other match ranks below all of
-    // them). Otherwise the exact form filters every match. Its scan sits in a subquery
-    // whose LIMIT is 0 unless needed, because SQLite evaluates a condition holding a
-    // subquery per row rather than once; `CROSS JOIN` keeps the matches as the outer
-    // loop (the planner otherwise scans every memory of the project).
+    // them). Otherwise the exact form filters every match. The two are one `UNION ALL`
+    // under `LIMIT limit`: the fast arm yields all its `limit` rows or none (a window count
+    // beside them decides), and SQLite skips a compound's later arm once its LIMIT is
+    // reached, so the exact form runs only when the fast one came short, without a second
+    // reference to count it. `CROSS JOIN` keeps the matches as the outer loop (the planner
+    // otherwise scans every memory of the project).
     // Terms in at least half the rows are left out of the MATCH: FTS5's BM25 gives them an
     // idf of 1e-6, so they rank nothing, yet scoring every row they match is most of a
     // search's time on a large memory. `?TERMS` pairs each single-term token with its
@@ -227,26 +226,13 @@ kw AS MATERIALIZED (SELECT rid, metric FROM (SELECT rid, metric, COUNT(*) OVER (
 WHERE n >= ?{KEYWORD_LIMIT} \
 UNION ALL SELECT rid, metric FROM (\
 SELECT m.rowid AS rid, g.metric AS metric FROM (\
-SELECT memory_id, {BM25} AS metric FROM memories_fts \
-WHERE memories_fts MATCH ?{MATCH} \
-LIMIT CASE WHEN (SELECT COUNT(*) FROM kwfast) >= ?{KEYWORD_LIMIT} THEN 0 ELSE -1 END) g \
+SELECT memory_id, {BM25} AS metric FROM memories_fts WHERE memories_fts MATCH ?{MATCH}) g \
 CROSS JOIN memories m ON m.id = g.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0)), "
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0) \
+LIMIT ?{KEYWORD_LIMIT} + 0), "
         )
     } else {
         format!("kw AS ({empty}), ")
-    };
-    // The resident form's fallback: every vector of the model, behind a LIMIT that is 0
-    // unless needed (see the keyword path).
-    let exact_fallback = |limit: &str| {
-        format!(
-            "SELECT m.rowid AS rid, g.metric AS metric FROM (\
-SELECT allv.memory_id AS memory_id, \
-1.0 - vector_distance_cos(allv.embedding, ?{VECTOR}) AS metric FROM memory_embeddings allv \
-WHERE allv.model_id = ?{MODEL} AND allv.dims = ?{DIMS} LIMIT {limit}) g \
-CROSS JOIN memories m ON m.id = g.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
-        )
     };
     // The resident form mirrors the keyword path's: the ids the in-memory vectors rank
     // best are re-scored from the stored vectors and filtered, together with every memory
@@ -275,8 +261,19 @@ FROM vector_top_k('{table}_ann', ?{VECTOR}, ?{ANN_CANDIDATES}) AS t \
 JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
         ),
-        DenseSource::Resident => format!(
-            "dnchanged AS (SELECT c.memory_id AS id FROM embedding_changes c \
+        DenseSource::Resident => {
+            // The fallback: every vector of the model, in the compound's later arm (see
+            // the keyword path).
+            let exact_fallback = format!(
+                "SELECT m.rowid AS rid, g.metric AS metric FROM (\
+SELECT allv.memory_id AS memory_id, \
+1.0 - vector_distance_cos(allv.embedding, ?{VECTOR}) AS metric FROM memory_embeddings allv \
+WHERE allv.model_id = ?{MODEL} AND allv.dims = ?{DIMS}) g \
+CROSS JOIN memories m ON m.id = g.memory_id \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
+            );
+            format!(
+                "dnchanged AS (SELECT c.memory_id AS id FROM embedding_changes c \
 INDEXED BY idx_embedding_changes_seq WHERE c.seq > ?{KNOWN_SEQ} \
 LIMIT CASE WHEN ?{DENSE_FLOOR} IS NULL THEN 0 ELSE -1 END), \
 dnfast AS MATERIALIZED (SELECT rid, metric FROM (\
@@ -290,11 +287,9 @@ WHERE metric >= ?{DENSE_FLOOR} \
 ORDER BY metric DESC, id LIMIT ?{DENSE_LIMIT} + 0), \
 dn AS MATERIALIZED (SELECT rid, metric FROM (SELECT rid, metric, COUNT(*) OVER () AS n FROM dnfast) \
 WHERE n >= ?{DENSE_LIMIT} \
-UNION ALL SELECT rid, metric FROM ({})), ",
-            exact_fallback(&format!(
-                "CASE WHEN (SELECT COUNT(*) FROM dnfast) >= ?{DENSE_LIMIT} THEN 0 ELSE -1 END"
-            ))
-        ),
+UNION ALL SELECT rid, metric FROM ({exact_fallback}) LIMIT ?{DENSE_LIMIT} + 0), "
+            )
+        }
     };
     let graph_ctes = if paths.graph.any() {
         graph_ctes(&paths.graph, &filter)
