@@ -13,8 +13,11 @@
 # SEARCH_BENCH defaults to a release build of engram-conformance's search_bench example,
 # SIZE to 10000 memories, FUNCTIONS (how many to list) to 25. BENCH_ONLY picks the
 # configuration (default "native, hybrid (resident, both)": the in-process hybrid search;
-# "HTTP test server, hybrid (resident" for the same over HTTP); BENCH_DIR and
-# BENCH_NO_ANN pass through to the benchmark. Needs valgrind (apt: valgrind) and python3.
+# "HTTP test server, hybrid (resident" for the same over HTTP, where the test server runs
+# in the benchmark's process, so the counts hold both ends); BENCH_DIR and BENCH_NO_ANN
+# pass through to the benchmark (set BENCH_DIR for HTTP: the server then serves a copy of
+# the filled embedded database, where filling 10K memories over HTTP under callgrind takes
+# half an hour). Needs valgrind (apt: valgrind) and python3.
 # Counts include the benchmark's own per-query work (its separate in-process pick
 # measurements), which is the same in both builds.
 set -euo pipefail
