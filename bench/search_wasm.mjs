@@ -8,8 +8,10 @@
 // `BENCH_ONLY=<text>` measures only the configurations whose label contains it (for
 // profiling and for side-by-side runs of two builds).
 // The last configuration stores over HTTP: the same wasm against engram-testserver (a
-// libSQL engine serving Hrana; the release build unless `ENGRAM_TESTSERVER_BIN` names
-// another), filled over HTTP, at sizes up to 10,000; it also prints HTTP requests per search.
+// libSQL engine serving Hrana, in its own process; the release build, `cargo build
+// --release -p engram-testserver`, unless `ENGRAM_TESTSERVER_BIN` names another), filled
+// over HTTP, at sizes up to 10,000; it also prints HTTP requests per search.
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadEngram } from "../pkg/tests/load.mjs";
@@ -114,11 +116,17 @@ async function loadResident(memory, size) {
 
 const HTTP_RESIDENT = "wasm (Node) over HTTP, hybrid (res.)";
 let server;
+// The test server, started once; null (with a line saying why) when its binary is absent.
 async function testServer() {
-  if (!server) {
+  if (server === undefined) {
     const target = process.env.CARGO_TARGET_DIR ?? path.join(path.dirname(fileURLToPath(import.meta.url)), "../target");
     process.env.ENGRAM_TESTSERVER_BIN ??= path.join(target, "release", "engram-testserver");
-    server = await startTestServer();
+    if (!existsSync(process.env.ENGRAM_TESTSERVER_BIN)) {
+      console.log(`${HTTP_RESIDENT}: skipped, no ${process.env.ENGRAM_TESTSERVER_BIN} (cargo build --release -p engram-testserver)`);
+      server = null;
+    } else {
+      server = await startTestServer();
+    }
   }
   return server;
 }
@@ -147,8 +155,9 @@ for (const size of sizes) {
     if (residentVectors) await loadResident(m, size);
     await measure(m, size, label);
   }
-  if (size <= 10_000 && wanted(HTTP_RESIDENT)) {
-    const { url } = await testServer();
+  const http = size <= 10_000 && wanted(HTTP_RESIDENT) ? await testServer() : null;
+  if (http) {
+    const { url } = http;
     // Storage requests go to the server and are counted; the embedder's go to the hash.
     const requests = { count: 0 };
     const routed = (target, init) => {
