@@ -24,7 +24,7 @@ use engram::{
 use engram_hrana::{HranaClient, HttpResponse, HttpTransport, ReqwestTransport};
 use engram_libsql::LocalDatabase;
 use engram_store::{Statement, Value};
-use engram_testserver::{ServerConfig, TestServer};
+use engram_testserver::{remove_db_files, ServerConfig, TestServer};
 
 const DIMS: usize = 384;
 
@@ -489,7 +489,8 @@ async fn main() {
             // callgrind. The copy is fresh each run (searches count accesses).
             let served = kept.as_ref().map(|dir| {
                 let copy = dir.join("http.db");
-                remove_database(&copy);
+                // A copy an interrupted run left.
+                remove_db_files(&copy);
                 copy_database(&dir.join("hybrid.db"), &copy);
                 // The server removes its database files when dropped.
                 TestServer::start(ServerConfig {
@@ -566,14 +567,6 @@ fn copy_database(from: &std::path::Path, to: &std::path::Path) {
     let wal = |p: &std::path::Path| std::path::PathBuf::from(format!("{}-wal", p.display()));
     if wal(from).exists() {
         std::fs::copy(wal(from), wal(to)).expect("copy the database's log");
-    }
-}
-
-/// Removes a database file with its log and shared-memory files (a copy an interrupted
-/// run left).
-fn remove_database(path: &std::path::Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
 }
 

@@ -16,4 +16,4 @@
 mod execute;
 mod server;
 
-pub use server::{serve, serve_router, ServerConfig, TestServer};
+pub use server::{remove_db_files, serve, serve_router, ServerConfig, TestServer};

@@ -139,7 +139,7 @@ impl Drop for TestServer {
 }
 
 /// Deletes a database file with its `-wal` and `-shm` companions (whichever exist).
-fn remove_db_files(path: &std::path::Path) {
+pub fn remove_db_files(path: &std::path::Path) {
     for suffix in ["", "-wal", "-shm"] {
         let mut p = path.to_path_buf().into_os_string();
         p.push(suffix);

@@ -158,12 +158,9 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // The fast form ranks the FTS matches alone (rowids and BM25 only: no content read and
     // no join per match) and filters the best 4 × limit; when at least `limit` survive
     // they are exactly the filtered top `limit` (every other match ranks below all of
-    // them). Otherwise the exact form filters every match. The two are one `UNION ALL`
-    // under `LIMIT limit`: the fast arm yields all its `limit` rows or none (a window count
-    // beside them decides), and SQLite skips a compound's later arm once its LIMIT is
-    // reached, so the exact form runs only when the fast one came short, without a second
-    // reference to count it. `CROSS JOIN` keeps the matches as the outer loop (the planner
-    // otherwise scans every memory of the project).
+    // them). Otherwise the exact form filters every match ([`fast_or_exact`]). `CROSS
+    // JOIN` keeps the matches as the outer loop (the planner otherwise scans every memory
+    // of the project).
     // Terms in at least half the rows are left out of the MATCH: FTS5's BM25 gives them an
     // idf of 1e-6, so they rank nothing, yet scoring every row they match is most of a
     // search's time on a large memory. `?TERMS` pairs each single-term token with its
@@ -222,14 +219,18 @@ OR 2 * coalesce((SELECT voc.doc FROM memories_fts_vocab voc WHERE voc.term = t.s
 kwexpr AS MATERIALIZED (SELECT coalesce(\
 (SELECT group_concat('\"' || token || '\"', ' OR ') FROM kwkept), ?{MATCH}) AS e), \
 {fast}\
-kw AS MATERIALIZED (SELECT rid, metric FROM (SELECT rid, metric, COUNT(*) OVER () AS n FROM kwfast) \
-WHERE n >= ?{KEYWORD_LIMIT} \
-UNION ALL SELECT rid, metric FROM (\
-SELECT m.rowid AS rid, g.metric AS metric FROM (\
+{}, ",
+            fast_or_exact(
+                "kw",
+                "kwfast",
+                &format!(
+                    "SELECT m.rowid AS rid, g.metric AS metric FROM (\
 SELECT memory_id, {BM25} AS metric FROM memories_fts WHERE memories_fts MATCH ?{MATCH}) g \
 CROSS JOIN memories m ON m.id = g.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0) \
-LIMIT ?{KEYWORD_LIMIT} + 0), "
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
+                ),
+                KEYWORD_LIMIT
+            )
         )
     } else {
         format!("kw AS ({empty}), ")
@@ -285,9 +286,8 @@ CROSS JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter}) \
 WHERE metric >= ?{DENSE_FLOOR} \
 ORDER BY metric DESC, id LIMIT ?{DENSE_LIMIT} + 0), \
-dn AS MATERIALIZED (SELECT rid, metric FROM (SELECT rid, metric, COUNT(*) OVER () AS n FROM dnfast) \
-WHERE n >= ?{DENSE_LIMIT} \
-UNION ALL SELECT rid, metric FROM ({exact_fallback}) LIMIT ?{DENSE_LIMIT} + 0), "
+{}, ",
+                fast_or_exact("dn", "dnfast", &exact_fallback, DENSE_LIMIT)
             )
         }
     };
@@ -350,6 +350,20 @@ SELECT 'graph', rid, metric, RANK() OVER (ORDER BY metric DESC) FROM gr\
 ) h CROSS JOIN memories m ON m.rowid = h.rid \
 UNION ALL \
 SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}{text_changes}"
+    )
+}
+
+/// CTE `name`: the rows of the fast form `fast` when it holds `limit` of them (parameter
+/// `limit`), else those of `exact`. The two are one `UNION ALL` under `LIMIT limit`: the
+/// fast arm yields all its rows or none (a window count beside them decides), and SQLite
+/// skips a compound's later arm once its LIMIT is reached, so the exact form runs only when
+/// the fast one came short, and nothing references the fast form a second time to count
+/// it (each reference costs a server its whole expansion when it prepares the statement).
+fn fast_or_exact(name: &str, fast: &str, exact: &str, limit: usize) -> String {
+    format!(
+        "{name} AS MATERIALIZED (SELECT rid, metric FROM (\
+SELECT rid, metric, COUNT(*) OVER () AS n FROM {fast}) WHERE n >= ?{limit} \
+UNION ALL SELECT rid, metric FROM ({exact}) LIMIT ?{limit} + 0)"
     )
 }
 
