@@ -467,6 +467,9 @@ async fn main() {
             && std::env::var_os("BENCH_NO_ANN").is_none()
             && wanted("native, hybrid (libSQL vector index)")
         {
+            let file = dir.join("hybrid.db");
+            let megabytes = || std::fs::metadata(&file).map_or(0.0, |m| m.len() as f64 / 1e6);
+            let before = megabytes();
             let started = Instant::now();
             engram.enable_vector_index().await.expect("vector index");
             let built = started.elapsed().as_secs_f64();
@@ -475,7 +478,10 @@ async fn main() {
                 size,
                 "native, hybrid (libSQL vector index)",
                 p,
-                &format!("{stages}; index built in {built:.1}s"),
+                &format!(
+                    "{stages}; index built in {built:.1}s, database {before:.0} → {:.0} MB",
+                    megabytes()
+                ),
             );
         }
 

@@ -1,7 +1,7 @@
 //! The libSQL vector index path: on the test server over HTTP and on an embedded libSQL file,
 //! with the real model. The index must return what the exact brute-force scan returns,
 //! respect projects, types and forgotten memories, and pick up vectors stored before it was
-//! enabled.
+//! enabled and by writers that never enabled it.
 
 mod common;
 mod real_model;
@@ -14,6 +14,7 @@ use engram::{
 };
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
+use engram_store::{Statement, Value};
 use engram_testserver::{ServerConfig, TestServer};
 use real_model::{open_with_model, real_model};
 
@@ -80,10 +81,13 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
     let mut indexed = open_with_model(db, &project, &model).await;
     assert!(indexed.enable_vector_index().await.unwrap());
     assert!(indexed.uses_vector_index());
+    // Half stored by a writer that never enabled the index (another process, a Worker):
+    // the table's triggers must index them too.
     let mut ids = vec![early.id.clone()];
-    for (content, memory_type) in &MEMORIES[1..] {
+    for (i, (content, memory_type)) in MEMORIES.iter().enumerate().skip(1) {
+        let writer = if i % 2 == 0 { &brute } else { &indexed };
         ids.push(
-            indexed
+            writer
                 .remember(NewMemory::new(*memory_type, *content))
                 .await
                 .unwrap()
@@ -159,6 +163,120 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
         .await
         .unwrap();
     assert!(after.hits.iter().all(|h| h.memory.id != early.id));
+}
+
+/// The per-model vector tables, their DiskANN indexes and the indexes' `…_shadow` tables
+/// (where libSQL keeps the graph), by name, with their definitions.
+async fn vector_objects<D: Database>(db: D) -> Vec<(String, String)> {
+    let rows = db
+        .transaction(&[Statement::new(
+            "SELECT name, sql FROM sqlite_master WHERE tbl_name LIKE 'vector_index_%' \
+AND (type = 'table' OR sql LIKE '%libsql_vector_idx%') ORDER BY name",
+        )])
+        .await
+        .unwrap();
+    rows[0]
+        .rows
+        .iter()
+        .map(|row| match (&row[0], &row[1]) {
+            (Value::Text(name), Value::Text(sql)) => (name.clone(), sql.clone()),
+            other => panic!("unexpected row {other:?}"),
+        })
+        .collect()
+}
+
+/// A database whose index has libSQL's default options (full-precision neighbours, about
+/// 80 KB per memory), as engram created it before choosing its own, gets the compact index
+/// in its place when the index is enabled, and searches still match the exact scan.
+async fn legacy_index_is_replaced<D: Database + Copy>(db: D) {
+    let model = Rc::new(real_model());
+    let project = format!("vi-legacy-{}", nonce());
+    let brute = open_with_model(db, &project, &model).await;
+    for (content, memory_type) in &MEMORIES {
+        brute
+            .remember(NewMemory::new(*memory_type, *content))
+            .await
+            .unwrap();
+    }
+    let mut indexed = open_with_model(db, &project, &model).await;
+    assert!(indexed.enable_vector_index().await.unwrap());
+    let created = vector_objects(db).await;
+    let names = |objects: &[(String, String)]| {
+        objects
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect::<Vec<_>>()
+    };
+    let table = created[0].0.clone();
+    assert_eq!(
+        names(&created),
+        [
+            table.clone(),
+            format!("{table}_ann8"),
+            format!("{table}_ann8_shadow")
+        ]
+    );
+    assert!(
+        created[1].1.contains("'compress_neighbors=float8'"),
+        "{}",
+        created[1].1
+    );
+    // What an older engram left: the default-options index, named `…_ann`, and no
+    // triggers, so what other writers stored since is missing from the table.
+    db.transaction(&[
+        Statement::new(format!("DROP INDEX {table}_ann8")),
+        Statement::new(format!(
+            "CREATE INDEX {table}_ann ON {table} (libsql_vector_idx(embedding, 'metric=cosine'))"
+        )),
+        Statement::new(format!("DROP TRIGGER {table}_insert")),
+        Statement::new(format!("DROP TRIGGER {table}_update")),
+        Statement::new(format!("DROP TRIGGER {table}_delete")),
+    ])
+    .await
+    .unwrap();
+    brute
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "Parallel test runs share one temp directory and flake",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        names(&vector_objects(db).await),
+        [
+            table.clone(),
+            format!("{table}_ann"),
+            format!("{table}_ann_shadow")
+        ]
+    );
+
+    let mut upgraded = open_with_model(db, &project, &model).await;
+    assert!(upgraded.enable_vector_index().await.unwrap());
+    // The legacy index and its graph are gone; the compact index is back.
+    assert_eq!(vector_objects(db).await, created);
+    for query in ["slow container image builds", "flaky parallel tests"] {
+        let ids =
+            |r: engram::SearchResponse| r.hits.into_iter().map(|h| h.memory.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(upgraded.search(&dense(query)).await.unwrap()),
+            ids(brute.search(&dense(query)).await.unwrap()),
+            "{query}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn legacy_index_is_replaced_on_an_embedded_libsql_file() {
+    let path = temp_db("vector-index-legacy");
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    legacy_index_is_replaced(&db).await;
+}
+
+#[tokio::test]
+async fn legacy_index_is_replaced_on_the_test_server_over_http() {
+    let server = TestServer::start(ServerConfig::default()).expect("test server starts");
+    let db = HranaClient::new(ReqwestTransport::new(), &server.url(), None);
+    legacy_index_is_replaced(&db).await;
 }
 
 #[tokio::test]

@@ -516,7 +516,8 @@ impl<D: Database> Engram<D> {
         embedder: &Embedding,
         now: &str,
     ) -> Vec<Statement> {
-        let mut statements = vec![
+        // The vector index, where there is one, follows from the table's triggers.
+        vec![
             Statement::with_params(
                 sql::UPSERT_EMBEDDING,
                 vec![
@@ -531,11 +532,7 @@ impl<D: Database> Engram<D> {
                 sql::SET_EMBEDDING_MODEL,
                 vec![Value::from(id), Value::from(embedder.model_id())],
             ),
-        ];
-        if let Some(index) = &self.vector_index {
-            statements.push(index.upsert(id, vector::to_blob(vector)));
-        }
-        statements
+        ]
     }
 
     async fn single(&self, statement: Statement) -> Result<engram_store::Rows, EngramError> {

@@ -321,7 +321,7 @@ impl<D: Database> Engram<D> {
             dense: match (dense, &self.resident, &self.vector_index) {
                 (false, _, _) => DenseSource::Off,
                 (true, Some(_), _) => DenseSource::Resident,
-                (true, None, Some(index)) => DenseSource::Index(index.table()),
+                (true, None, Some(index)) => DenseSource::Index(index),
                 (true, None, None) => DenseSource::Exact,
             },
             graph: {

@@ -5,6 +5,7 @@
 use engram_core::schema::NODE_SHORT_NAME;
 
 use crate::sql::MEMORY_COLUMNS;
+use crate::vector_index::VectorIndex;
 
 /// Keyword candidates (SPEC §6: BM25 top 20).
 pub(crate) const KEYWORD_CANDIDATES: u32 = 20;
@@ -68,8 +69,8 @@ pub(crate) enum DenseSource<'a> {
     Off,
     /// Exact cosine over every vector of the model.
     Exact,
-    /// libSQL's DiskANN index in `table` (then re-scored exactly).
-    Index(&'a str),
+    /// libSQL's DiskANN index (then re-scored exactly).
+    Index(&'a VectorIndex),
     /// The ids the instance's resident vectors rank best (`?DENSE_IDS`), re-scored and
     /// filtered here, with the exact scan as the fallback; the statement also returns the
     /// vector changes after `?KNOWN_SEQ`.
@@ -255,12 +256,14 @@ FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter} \
 ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
         ),
-        DenseSource::Index(table) => format!(
+        DenseSource::Index(index) => format!(
             "dn AS MATERIALIZED (\
 SELECT m.rowid AS rid, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric \
-FROM vector_top_k('{table}_ann', ?{VECTOR}, ?{ANN_CANDIDATES}) AS t \
-JOIN {table} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
-WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), "
+FROM vector_top_k('{}', ?{VECTOR}, ?{ANN_CANDIDATES}) AS t \
+JOIN {} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
+WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), ",
+            index.index_name(),
+            index.table()
         ),
         DenseSource::Resident => {
             // The fallback: every vector of the model, in the compound's later arm (see
