@@ -78,3 +78,64 @@ test("an unreachable server is an 'unavailable' error", async () => {
   await dead.stop();
   await assert.rejects(engram.createMemory({ url }), (e) => e.code === "unavailable");
 });
+
+/** Rows of one statement run on the test server directly, over Hrana. */
+async function query(sql) {
+  const response = await fetch(`${server.url}/v3/pipeline`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql } }, { type: "close" }] }),
+  });
+  const body = await response.json();
+  return body.results[0].response.result.rows.map((row) => row.map((v) => v.value));
+}
+
+test("vectorIndex: dense searches over HTTP use libSQL's vector index and rank as the exact scan", async () => {
+  // A fake embedding service behind `fetch`: word hashes, so related texts share dimensions.
+  const dims = 16;
+  const embed = (text) => {
+    const v = new Array(dims).fill(0.01);
+    for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)) {
+      let h = 7;
+      for (const c of word) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+      v[h % dims] += 1;
+    }
+    for (let i = 0; i < text.length; i++) v[i % dims] += text.charCodeAt(i) * 1e-4;
+    return v;
+  };
+  const withEmbedder = async (url, init) => {
+    if (!String(url).startsWith("http://embedder.invalid/")) return fetch(url, init);
+    const data = JSON.parse(init.body).input.map((t, index) => ({ index, embedding: embed(t) }));
+    return new Response(JSON.stringify({ data }), { status: 200, headers: { "content-type": "application/json" } });
+  };
+  const options = {
+    url: server.url, authToken: TOKEN, projectId: `vector-index-${Date.now()}`, fetch: withEmbedder,
+    embedder: { provider: "openai", url: "http://embedder.invalid/v1", model: "node-vi", dims },
+  };
+  const exact = await engram.createMemory(options);
+  const facts = ["times out when the pool is exhausted", "caches responses in redis", "has flaky snapshot tests",
+    "deploys from tags", "reads config from the environment", "retries with exponential backoff"];
+  const subjects = ["billing", "search", "auth", "export"];
+  // Half before the index exists (filled when it is created), half after by an instance
+  // that never enabled it (the table's triggers index them).
+  for (const s of subjects.slice(0, 2)) for (const f of facts) await exact.remember({ type: "gotcha", content: `the ${s} service ${f}` });
+  const indexed = await engram.createMemory({ ...options, vectorIndex: true });
+  for (const s of subjects.slice(2)) for (const f of facts) await exact.remember({ type: "gotcha", content: `the ${s} service ${f}` });
+  const indexes = await query("SELECT name, sql FROM sqlite_master WHERE sql LIKE '%libsql_vector_idx%'");
+  assert.equal(indexes.length, 1);
+  assert.match(indexes[0][1], /compress_neighbors=float8/);
+  const table = indexes[0][0].replace(/_ann8$/, "");
+  assert.equal(Number((await query(`SELECT count(*) FROM ${table}`))[0][0]), subjects.length * facts.length);
+  const ranked = (r) => r.hits.map((h) => [h.memory.id, h.breakdown.dense.rank]);
+  for (const text of ["pool exhausted timeouts", "redis caching", "the export service", "flaky tests"]) {
+    const search = { text, mode: "dense", limit: 10 };
+    const [a, b] = [await indexed.search(search), await exact.search(search)];
+    assert.equal(a.hits.length, 10, text);
+    assert.deepEqual(ranked(a), ranked(b), text);
+  }
+  // The in-wasm engine has no vector index: the option leaves the exact scan.
+  const local = await engram.createMemory({ local: true, fetch: withEmbedder, embedder: options.embedder, vectorIndex: true });
+  await local.remember({ type: "gotcha", content: "the billing service deploys from tags" });
+  assert.equal((await local.search({ text: "deploys from tags", mode: "dense" })).hits.length, 1);
+  await assert.rejects(engram.createMemory({ ...options, vectorIndex: "yes" }), (e) => e.code === "invalid_input" && e.violations[0].field === "vectorIndex");
+});

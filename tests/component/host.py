@@ -78,7 +78,7 @@ class ComponentHost:
         return _unwrap(self.funcs[name](self.store, *args))
 
     def open(self, url, auth_token=None, project_id=None, model=None, resident_vectors=None,
-             reranker=None, resident_keywords=None):
+             reranker=None, resident_keywords=None, vector_index=None):
         """`reranker`: `{"provider", "url", "model"?, "api-key"?}` or None."""
         options = Record()
         setattr(options, "url", url)
@@ -86,6 +86,7 @@ class ComponentHost:
         setattr(options, "project-id", project_id)
         setattr(options, "resident-vectors", resident_vectors)
         setattr(options, "resident-keywords", resident_keywords)
+        setattr(options, "vector-index", vector_index)
         setattr(options, "reranker", None if reranker is None else _reranker(reranker))
         if model is None:
             return ComponentEngram(self, self.call("[static]engram.open", options))

@@ -5,6 +5,7 @@ import json
 import math
 import os
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,40 @@ def test_resident_vectors_find_what_the_exact_scan_finds(server, host, model):  
     assert ranked(found) == ranked(exact.search(query))
     with pytest.raises(EngramError) as error:
         host.open(server, TOKEN, project, resident_vectors=True)
+    assert error.value.code == "invalid_input"
+
+
+def server_rows(url, sql):
+    """Rows of one statement run on the test server directly, over Hrana."""
+    body = json.dumps({"requests": [{"type": "execute", "stmt": {"sql": sql}}, {"type": "close"}]}).encode()
+    request = urllib.request.Request(f"{url}/v3/pipeline", data=body, method="POST", headers={
+        "authorization": f"Bearer {TOKEN}", "content-type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        result = json.load(response)["results"][0]["response"]["result"]
+    return [[value.get("value") for value in row] for row in result["rows"]]
+
+
+def test_vector_index_ranks_as_the_exact_scan(server, host, model):  # noqa: F811
+    project = f"vector-index-{time.time_ns()}"
+    exact = host.open(server, TOKEN, project, model=model)
+    exact.remember({"type": "gotcha", "content": "SQLite reports 'database is locked' when two test processes share one file"})
+    indexed = host.open(server, TOKEN, project, model=model, vector_index=True)
+    # Stored after the index exists by an instance without it: the triggers index it.
+    for content in ["Use CSS grid instead of flexbox for the dashboard layout",
+                    "Vite picks another port when 5173 is taken; set strictPort in CI",
+                    "Two pytest workers writing one SQLite file lock each other out"]:
+        exact.remember({"type": "gotcha", "content": content})
+    index = server_rows(server, "SELECT tbl_name, sql FROM sqlite_master WHERE sql LIKE '%libsql_vector_idx%'")
+    assert len(index) == 1 and "compress_neighbors=float8" in index[0][1]
+    stored = server_rows(server, f"SELECT count(*) FROM {index[0][0]} v JOIN memories m ON m.id = v.memory_id "
+                                 f"WHERE m.project_id = '{project}'")
+    assert int(stored[0][0]) == 4
+    ranked = lambda r: [(h["memory"]["id"], h["breakdown"]["dense"]["rank"]) for h in r["hits"]]  # noqa: E731
+    for text in ["parallel unit runs collide on the same storage", "dev server port taken"]:
+        query = {"text": text, "mode": "dense"}
+        assert ranked(indexed.search(query)) == ranked(exact.search(query))
+    with pytest.raises(EngramError) as error:
+        host.open(server, TOKEN, project, vector_index=True)
     assert error.value.code == "invalid_input"
 
 

@@ -11,6 +11,11 @@
 // scripts/distill-static.py). It is off by default: on CoSQA its hybrid search scored below
 // keyword search alone (README, "Edge model"). EMBEDDINGS = "static" turns it on.
 //
+// Vector index: with EMBEDDINGS = "static" and VECTOR_INDEX = "on", dense searches use
+// libSQL's vector index (DiskANN) on the server instead of scanning every vector: an isolate
+// serves requests, so it cannot keep vectors in memory. The first open of each handle creates
+// the index if absent (one more round trip per isolate, not per request).
+//
 // Rerank: with RERANK_PROVIDER ("cohere" — also jina, voyage, vllm, infinity — or "tei")
 // and RERANK_URL (plus RERANK_MODEL, and the secret RERANK_API_KEY where the service needs
 // them), each search's best 20 are reordered by that service, called through fetch.
@@ -53,7 +58,9 @@ async function handleFor(env, token, projectId) {
   const key = JSON.stringify([env.LIBSQL_URL, token, projectId]);
   let handle = handles.get(key);
   if (!handle) {
-    const options = { url: env.LIBSQL_URL, authToken: token, projectId, reranker: rerankService(env) };
+    const options = {
+      url: env.LIBSQL_URL, authToken: token, projectId, reranker: rerankService(env), vectorIndex: env.VECTOR_INDEX === "on",
+    };
     const embedder = embeddingModel(env);
     handle = embedder ? createMemoryWithModel(options, embedder) : createMemory(options);
     handles.set(key, handle);

@@ -143,6 +143,9 @@ fn open_engram(
     if options.resident_keywords == Some(true) {
         inner.enable_resident_keywords();
     }
+    if options.vector_index == Some(true) {
+        run(inner.enable_vector_index())?;
+    }
     if let Some(spec) = options.reranker {
         let reranker = RemoteReranker::new(http::WasiHttpTransport, reranker_config(spec)?);
         inner = inner.with_reranker(Box::new(reranker));

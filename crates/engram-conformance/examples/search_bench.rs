@@ -486,9 +486,11 @@ async fn main() {
         }
 
         const HTTP_EXACT: &str = "HTTP test server, hybrid (exact)";
+        const HTTP_INDEX: &str = "HTTP test server, hybrid (libSQL vector index)";
         const HTTP_RESIDENT: &str = "HTTP test server, hybrid (resident, both)";
         let (http_exact, http_resident) = (wanted(HTTP_EXACT), wanted(HTTP_RESIDENT));
-        if size <= 10_000 && (http_exact || http_resident) {
+        let http_index = wanted(HTTP_INDEX) && std::env::var_os("BENCH_NO_ANN").is_none();
+        if size <= 10_000 && (http_exact || http_index || http_resident) {
             eprintln!("  {size}: hybrid over HTTP");
             // With `BENCH_DIR`, a server of its own serves a copy of the filled embedded
             // database: filling over HTTP takes a minute at 10K, and half an hour under
@@ -516,7 +518,7 @@ async fn main() {
                     project_id: format!("bench-{size}"),
                 }
             };
-            let engram = Engram::open(&client, project, Host::native())
+            let mut engram = Engram::open(&client, project, Host::native())
                 .await
                 .unwrap()
                 .with_embedder(Box::new(HashEmbedder));
@@ -532,8 +534,23 @@ async fn main() {
                     &format!("{trips:.2} round trips per search; {stages}"),
                 );
             }
+            if http_index {
+                // A host that serves one request per instance (a Worker) cannot keep vectors
+                // in memory; this is its dense path at scale.
+                let started = Instant::now();
+                engram.enable_vector_index().await.expect("vector index");
+                let ready = started.elapsed().as_secs_f64();
+                let (p, stages, trips) = measure_over(&client, &engram, &queries).await;
+                row(
+                    size,
+                    HTTP_INDEX,
+                    p,
+                    &format!(
+                        "{trips:.2} round trips per search; {stages}; enabling took {ready:.1}s"
+                    ),
+                );
+            }
             if http_resident {
-                let mut engram = engram;
                 engram.enable_resident_vectors().expect("resident vectors");
                 engram.enable_resident_keywords();
                 engram

@@ -49,7 +49,9 @@ pub struct EngramHandle {
 /// `loadResidentVectors`); leave it off where an instance serves one request (a Worker).
 /// `residentKeywords: true` likewise keeps the keyword table's postings in memory, so
 /// keyword searches rank in process with FTS5's own scores (loaded by the first searches
-/// or at once by `loadResidentKeywords`).
+/// or at once by `loadResidentKeywords`). `vectorIndex: true` (with an embedder) makes dense
+/// searches use libSQL's vector index on the server, creating it if absent (one round trip
+/// when opening); the in-wasm engine has none and keeps the exact scan.
 /// `reranker` scores each search's best 20 (its ranks fused with engram's): a
 /// function `(query, documents) => scores` (or a promise of them), or a rerank service
 /// `{ provider: "cohere" | "tei", url, model?, apiKey? }` called through `fetch`.
@@ -93,6 +95,12 @@ fn open(options: JsValue, embedder: Option<Box<dyn engram::Embed>>) -> Promise {
             if bool_option(&options, "residentVectors")? {
                 engram
                     .enable_resident_vectors()
+                    .map_err(|e| to_js_error(&e))?;
+            }
+            if bool_option(&options, "vectorIndex")? {
+                engram
+                    .enable_vector_index()
+                    .await
                     .map_err(|e| to_js_error(&e))?;
             }
         }

@@ -227,13 +227,16 @@ export type RerankFunction = (query: string, documents: string[]) => number[] | 
  * `residentKeywords`: keep the keyword table's postings in memory (loaded by the first
  * searches) so keyword searches rank in process, with the same results; for long-lived
  * processes.
+ * `vectorIndex`: dense searches use libSQL's vector index (DiskANN) on the server, created
+ * (and filled) if absent when the memory is opened; for instances that cannot keep vectors
+ * in memory, such as a Worker. Needs an embedder; no effect with `local` (exact scan).
  * `reranker`: scores each search's best 20 candidates (a function of the host, or a rerank
  * service), whose ranks are fused with engram's; if it fails the order stays and the
  * response's `warnings` say why.
  */
 export type CreateMemoryOptions =
-  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; reranker?: RerankFunction | RemoteRerankerOptions }
-  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; reranker?: RerankFunction | RemoteRerankerOptions };
+  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; vectorIndex?: boolean; reranker?: RerankFunction | RemoteRerankerOptions }
+  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; vectorIndex?: boolean; reranker?: RerankFunction | RemoteRerankerOptions };
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
 export type SessionKind = "build" | "insights" | "roadmap" | "terminal" | "changelog" | "spec_creation" | "pr_review";
