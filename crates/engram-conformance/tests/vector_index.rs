@@ -8,7 +8,7 @@ mod real_model;
 
 use std::rc::Rc;
 
-use common::{nonce, temp_db};
+use common::{nonce, temp_db, FakeWordEmbedder};
 use engram::{
     Database, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
 };
@@ -263,6 +263,71 @@ async fn legacy_index_is_replaced<D: Database + Copy>(db: D) {
             "{query}"
         );
     }
+}
+
+/// A project much smaller than the database beside it: the index's nearest neighbours
+/// (240 asked for, of 1,003 vectors) are all the other project's, so too few survive the
+/// project filter and the exact scan must answer, in the same statement, with what it
+/// answers without the index.
+async fn small_project_beside_a_large_one<D: Database + Copy>(db: D) {
+    let open = |project_id: String| async move {
+        Engram::open(db, EngramConfig { project_id }, Host::native())
+            .await
+            .unwrap()
+            .with_embedder(Box::new(FakeWordEmbedder))
+    };
+    let run = nonce();
+    let large = open(format!("vi-large-{run}")).await;
+    for i in 0..1000 {
+        large
+            .remember(NewMemory::new(
+                MemoryType::Gotcha,
+                format!("database locked timeout retries number {i} marker{i}"),
+            ))
+            .await
+            .unwrap();
+    }
+    let small = open(format!("vi-small-{run}")).await;
+    let mut ids = Vec::new();
+    for content in [
+        "the database is locked when tests share one file",
+        "css grid layout for the dashboard",
+        "vite picks another port when 5173 is taken",
+    ] {
+        ids.push(
+            small
+                .remember(NewMemory::new(MemoryType::Gotcha, content))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    let mut indexed = open(format!("vi-small-{run}")).await;
+    assert!(indexed.enable_vector_index().await.unwrap());
+    let query = dense("database locked timeout");
+    let ranked = |r: engram::SearchResponse| {
+        r.hits
+            .into_iter()
+            .map(|h| (h.memory.id, h.breakdown.dense.map(|d| d.rank)))
+            .collect::<Vec<_>>()
+    };
+    let expected = ranked(small.search(&query).await.unwrap());
+    assert_eq!(expected.first().map(|hit| &hit.0), Some(&ids[0]));
+    assert_eq!(ranked(indexed.search(&query).await.unwrap()), expected);
+}
+
+#[tokio::test]
+async fn a_small_project_finds_its_own_on_an_embedded_libsql_file() {
+    let path = temp_db("vector-index-small");
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    small_project_beside_a_large_one(&db).await;
+}
+
+#[tokio::test]
+async fn a_small_project_finds_its_own_on_the_test_server_over_http() {
+    let server = TestServer::start(ServerConfig::default()).expect("test server starts");
+    let db = HranaClient::new(ReqwestTransport::new(), &server.url(), None);
+    small_project_beside_a_large_one(&db).await;
 }
 
 #[tokio::test]
