@@ -56,6 +56,11 @@ pub struct EvalArgs {
     /// disable).
     #[arg(long)]
     vector_cache: Option<String>,
+    /// How the dense path finds neighbours: `resident` (vectors kept in memory, as a
+    /// long-lived host keeps them; the exact scan's results), `index` (libSQL's vector
+    /// index, as a host that cannot keep them uses it) or `exact` (the scan in SQL).
+    #[arg(long, default_value = "resident", value_parser = ["resident", "index", "exact"])]
+    dense_source: String,
 }
 
 /// The systems scored unless `--systems` says otherwise.
@@ -230,20 +235,33 @@ pub(crate) async fn open_memory(
     Ok(Engram::open(db, config, eval_host()).await?)
 }
 
-/// Gives `engram` the model, if there is one, and keeps its vectors and keyword postings in
-/// memory, as a long-lived host would: both return exactly what the statement alone does.
-/// Callers load them (`Engram::load_resident_vectors`, `Engram::load_resident_keywords`)
-/// once the corpus is stored, so no timed search pays for the loading.
-pub(crate) fn with_model(
+/// Gives `engram` the model, if there is one, and keeps its keyword postings in memory, as a
+/// long-lived host would (the statement alone returns the same), with the dense path of
+/// `args.dense_source`: resident vectors by default, which also return what the exact scan
+/// does. Callers load the resident sets (`Engram::load_resident_vectors`,
+/// `Engram::load_resident_keywords`) once the corpus is stored, so no timed search pays
+/// for the loading.
+pub(crate) async fn with_model(
     mut engram: Engram<engram_libsql::LocalDatabase>,
     embedder: Option<&std::rc::Rc<CachedEmbedder>>,
+    args: &EvalArgs,
 ) -> Result<Engram<engram_libsql::LocalDatabase>, CliError> {
     engram.enable_resident_keywords();
     let Some(embedder) = embedder else {
         return Ok(engram);
     };
     let mut engram = engram.with_embedder(Box::new(embedder.clone()));
-    engram.enable_resident_vectors()?;
+    match args.dense_source.as_str() {
+        "index" => {
+            if !engram.enable_vector_index().await? {
+                return Err(CliError::Usage(
+                    "--dense-source index: this database has no vector index".into(),
+                ));
+            }
+        }
+        "exact" => {}
+        _ => engram.enable_resident_vectors()?,
+    }
     Ok(engram)
 }
 

@@ -124,7 +124,7 @@ pub(super) async fn run(
         // Embedding a release's chunks takes minutes on a cold vector cache.
         eprintln!("{project} {version}: indexing {} files...", files.len());
         let engram = super::open_memory(format!("pytest-{version}")).await?;
-        let engram = super::with_model(engram, embedder.as_ref())?;
+        let engram = super::with_model(engram, embedder.as_ref(), args).await?;
         let engram = crate::rerank::attach(engram, target)?;
         engram.index_files(&files, &IndexOptions::default()).await?;
         if let Some(e) = &embedder {
