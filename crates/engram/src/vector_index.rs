@@ -10,9 +10,8 @@
 //! dimensions: about 80 KB per memory (a 10K-memory database grew from 38 to 878 MB), and a
 //! search reads a node's whole block for every node it visits. With the neighbours stored
 //! as 8-bit vectors and at most 32 of them (libSQL's default is 3 × (√dims + 1), capped by
-//! size), a node takes a fifth of the
-//! space and a search reads a fifth of the bytes; the node's own vector stays `f32`, so the
-//! distances a search ranks by are exact. 1-bit neighbours were smaller still but lost the
+//! size), a node takes about a fifth of the space and a search reads about a fifth of the
+//! bytes; the node's own vector stays `f32`, so the distances a search ranks by are exact. 1-bit neighbours were smaller still but lost the
 //! way: sentence embeddings share a large common component, so the signs of their
 //! coordinates say little about which of two neighbours is nearer (see [`INDEX_OPTIONS`]).
 
@@ -37,7 +36,8 @@ const MAX_CANDIDATES: u32 = 1000;
 /// | 1-bit, at most 32 | 6.2 KB | 14 s | 3.7 ms | 0.961 (0.40) |
 ///
 /// against 16–19 ms for the exact scan. At 20,000 vectors the 8-bit index kept 0.998
-/// (worst 0.90) and the 1-bit one fell to 0.939 (worst 0.10).
+/// (worst 0.90) and the 1-bit one fell to 0.939 (worst 0.10); at 50,000 the 8-bit index
+/// searched in 6.7 ms against 98 ms for the exact scan, with recall 0.993 (worst 0.73).
 const INDEX_OPTIONS: &str = "'metric=cosine', 'compress_neighbors=float8', 'max_neighbors=32'";
 /// The suffix of the index's name. Indexes created before [`INDEX_OPTIONS`] were chosen
 /// are named with [`LEGACY_SUFFIX`] and dropped when the index is enabled.
