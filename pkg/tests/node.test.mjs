@@ -79,17 +79,6 @@ test("an unreachable server is an 'unavailable' error", async () => {
   await assert.rejects(engram.createMemory({ url }), (e) => e.code === "unavailable");
 });
 
-/** Rows of one statement run on the test server directly, over Hrana. */
-async function query(sql) {
-  const response = await fetch(`${server.url}/v3/pipeline`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql } }, { type: "close" }] }),
-  });
-  const body = await response.json();
-  return body.results[0].response.result.rows.map((row) => row.map((v) => v.value));
-}
-
 test("vectorIndex: dense searches over HTTP use libSQL's vector index and rank as the exact scan", async () => {
   // A fake embedding service behind `fetch`: word hashes, so related texts share dimensions.
   const dims = 16;
@@ -121,11 +110,11 @@ test("vectorIndex: dense searches over HTTP use libSQL's vector index and rank a
   for (const s of subjects.slice(0, 2)) for (const f of facts) await exact.remember({ type: "gotcha", content: `the ${s} service ${f}` });
   const indexed = await engram.createMemory({ ...options, vectorIndex: true });
   for (const s of subjects.slice(2)) for (const f of facts) await exact.remember({ type: "gotcha", content: `the ${s} service ${f}` });
-  const indexes = await query("SELECT name, sql FROM sqlite_master WHERE sql LIKE '%libsql_vector_idx%'");
+  const indexes = await server.rows("SELECT name, sql FROM sqlite_master WHERE sql LIKE '%libsql_vector_idx%'");
   assert.equal(indexes.length, 1);
   assert.match(indexes[0][1], /compress_neighbors=float8/);
   const table = indexes[0][0].replace(/_ann8$/, "");
-  assert.equal(Number((await query(`SELECT count(*) FROM ${table}`))[0][0]), subjects.length * facts.length);
+  assert.equal(Number((await server.rows(`SELECT count(*) FROM ${table}`))[0][0]), subjects.length * facts.length);
   const ranked = (r) => r.hits.map((h) => [h.memory.id, h.breakdown.dense.rank]);
   for (const text of ["pool exhausted timeouts", "redis caching", "the export service", "flaky tests"]) {
     const search = { text, mode: "dense", limit: 10 };

@@ -13,7 +13,7 @@ export function testServerBinary() {
   return path.join(target, "debug", "engram-testserver");
 }
 
-/** @returns {Promise<{url: string, stop: () => Promise<void>, stats: () => Promise<{pipelineRequests: number}>}>} */
+/** @returns {Promise<{url: string, stop: () => Promise<void>, stats: () => Promise<{pipelineRequests: number}>, rows: (sql: string) => Promise<Array<Array<string | null>>>}>} */
 export async function startTestServer({ authToken, v2Only } = {}) {
   const args = [];
   if (authToken) args.push("--auth-token", authToken);
@@ -31,6 +31,18 @@ export async function startTestServer({ authToken, v2Only } = {}) {
   return {
     url,
     stats: async () => (await fetch(`${url}/engram-test/stats`)).json(),
+    // Rows of one statement run on the server directly, over Hrana (each value as Hrana
+    // sends it: integers as strings).
+    rows: async (sql) => {
+      const response = await fetch(`${url}/v3/pipeline`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(authToken ? { authorization: `Bearer ${authToken}` } : {}) },
+        body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql } }, { type: "close" }] }),
+      });
+      const result = (await response.json()).results[0];
+      if (result.type !== "ok") throw new Error(`${sql}: ${JSON.stringify(result.error)}`);
+      return result.response.result.rows.map((row) => row.map((v) => v.value));
+    },
     stop: async () => {
       child.kill("SIGINT");
       await once(child, "exit");

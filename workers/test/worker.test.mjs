@@ -133,26 +133,16 @@ for (const vectorIndex of ["off", "on"]) test(`with EMBEDDINGS=static (VECTOR_IN
     const pending = await call("embed-pending", { batch: 10 });
     assert.deepEqual(pending.body, { embedded: 0, remaining: 0 });
     // With the option, the server holds the edge model's vector index, with both vectors.
-    const indexes = await sql("SELECT tbl_name FROM sqlite_master WHERE sql LIKE '%libsql_vector_idx%'");
+    const indexes = await server.rows("SELECT tbl_name FROM sqlite_master WHERE sql LIKE '%libsql_vector_idx%'");
     if (vectorIndex === "on") {
       assert.equal(indexes.length, 1);
-      const vectors = await sql(`SELECT count(*) FROM ${indexes[0][0]} v JOIN memories m ON m.id = v.memory_id WHERE m.project_id = '${project}'`);
+      const vectors = await server.rows(`SELECT count(*) FROM ${indexes[0][0]} v JOIN memories m ON m.id = v.memory_id WHERE m.project_id = '${project}'`);
       assert.equal(Number(vectors[0][0]), 2);
     }
   } finally {
     await edge.dispose();
   }
 });
-
-/** Rows of one statement run on the libSQL server directly, over Hrana. */
-async function sql(statement) {
-  const response = await fetch(`${server.url}/v3/pipeline`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql: statement } }, { type: "close" }] }),
-  });
-  return (await response.json()).results[0].response.result.rows.map((row) => row.map((v) => v.value));
-}
 
 test("with RERANK_PROVIDER the Worker reranks through the service, and survives its failure", async () => {
   // A TEI-shaped rerank service that prefers one memory engram ranks last.
