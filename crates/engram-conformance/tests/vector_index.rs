@@ -316,44 +316,38 @@ async fn small_project_beside_a_large_one<D: Database + Copy>(db: D) {
     assert_eq!(ranked(indexed.search(&query).await.unwrap()), expected);
 }
 
-#[tokio::test]
-async fn a_small_project_finds_its_own_on_an_embedded_libsql_file() {
-    let path = temp_db("vector-index-small");
-    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
-    small_project_beside_a_large_one(&db).await;
+/// Runs `scenario` as two tests: `$file` on an embedded libSQL file and `$http` on the test
+/// server over HTTP.
+macro_rules! on_a_file_and_over_http {
+    ($scenario:ident, $file:ident, $http:ident) => {
+        #[tokio::test]
+        async fn $file() {
+            let path = temp_db(stringify!($file));
+            let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+            $scenario(&db).await;
+        }
+
+        #[tokio::test]
+        async fn $http() {
+            let server = TestServer::start(ServerConfig::default()).expect("test server starts");
+            let db = HranaClient::new(ReqwestTransport::new(), &server.url(), None);
+            $scenario(&db).await;
+        }
+    };
 }
 
-#[tokio::test]
-async fn a_small_project_finds_its_own_on_the_test_server_over_http() {
-    let server = TestServer::start(ServerConfig::default()).expect("test server starts");
-    let db = HranaClient::new(ReqwestTransport::new(), &server.url(), None);
-    small_project_beside_a_large_one(&db).await;
-}
-
-#[tokio::test]
-async fn legacy_index_is_replaced_on_an_embedded_libsql_file() {
-    let path = temp_db("vector-index-legacy");
-    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
-    legacy_index_is_replaced(&db).await;
-}
-
-#[tokio::test]
-async fn legacy_index_is_replaced_on_the_test_server_over_http() {
-    let server = TestServer::start(ServerConfig::default()).expect("test server starts");
-    let db = HranaClient::new(ReqwestTransport::new(), &server.url(), None);
-    legacy_index_is_replaced(&db).await;
-}
-
-#[tokio::test]
-async fn vector_index_on_the_test_server_over_http() {
-    let server = TestServer::start(ServerConfig::default()).expect("test server starts");
-    let db = HranaClient::new(ReqwestTransport::new(), &server.url(), None);
-    index_matches_brute_force(&db).await;
-}
-
-#[tokio::test]
-async fn vector_index_on_an_embedded_libsql_file() {
-    let path = temp_db("vector-index");
-    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
-    index_matches_brute_force(&db).await;
-}
+on_a_file_and_over_http!(
+    index_matches_brute_force,
+    vector_index_on_an_embedded_libsql_file,
+    vector_index_on_the_test_server_over_http
+);
+on_a_file_and_over_http!(
+    legacy_index_is_replaced,
+    legacy_index_is_replaced_on_an_embedded_libsql_file,
+    legacy_index_is_replaced_on_the_test_server_over_http
+);
+on_a_file_and_over_http!(
+    small_project_beside_a_large_one,
+    a_small_project_finds_its_own_on_an_embedded_libsql_file,
+    a_small_project_finds_its_own_on_the_test_server_over_http
+);

@@ -349,7 +349,7 @@ impl<D: Database> Engram<D> {
             }
             let embedding_model = match (vector, &self.embedding) {
                 (Some(v), Some(embedding)) => {
-                    statements.extend(self.embedding_statements(&id, &v, embedding, &now));
+                    statements.extend(embedding_statements(&id, &v, embedding, &now));
                     Some(embedding.model_id().to_owned())
                 }
                 _ => None,
@@ -479,7 +479,7 @@ impl<D: Database> Engram<D> {
             let statements: Vec<Statement> = memories
                 .iter()
                 .zip(&vectors)
-                .flat_map(|(m, v)| self.embedding_statements(&m.id, v, embedder, &now))
+                .flat_map(|(m, v)| embedding_statements(&m.id, v, embedder, &now))
                 .collect();
             self.db.transaction(&statements).await?;
             embedded = memories.len() as u64;
@@ -507,32 +507,6 @@ impl<D: Database> Engram<D> {
             .and_then(|r| r.first())
             .map_or(Ok(0), |v| v.as_i64("pending count"))?;
         Ok(count.max(0) as u64)
-    }
-
-    fn embedding_statements(
-        &self,
-        id: &str,
-        vector: &[f32],
-        embedder: &Embedding,
-        now: &str,
-    ) -> Vec<Statement> {
-        // The vector index, where there is one, follows from the table's triggers.
-        vec![
-            Statement::with_params(
-                sql::UPSERT_EMBEDDING,
-                vec![
-                    Value::from(id),
-                    Value::Blob(vector::to_blob(vector)),
-                    Value::from(embedder.model_id()),
-                    Value::Integer(embedder.dims() as i64),
-                    Value::from(now),
-                ],
-            ),
-            Statement::with_params(
-                sql::SET_EMBEDDING_MODEL,
-                vec![Value::from(id), Value::from(embedder.model_id())],
-            ),
-        ]
     }
 
     async fn single(&self, statement: Statement) -> Result<engram_store::Rows, EngramError> {
@@ -597,5 +571,31 @@ fn insert_params(id: &str, project_id: &str, now: &str, m: &NewMemory) -> Vec<Va
         Value::from(chunk.map(|c| c.end_line)),
         Value::from(chunk.and_then(|c| c.context_prefix.clone())),
         Value::from(m.target_node_id.clone()),
+    ]
+}
+
+/// The statements that store a memory's vector and record its model.
+fn embedding_statements(
+    id: &str,
+    vector: &[f32],
+    embedder: &Embedding,
+    now: &str,
+) -> Vec<Statement> {
+    // The vector index, where there is one, follows from the table's triggers.
+    vec![
+        Statement::with_params(
+            sql::UPSERT_EMBEDDING,
+            vec![
+                Value::from(id),
+                Value::Blob(vector::to_blob(vector)),
+                Value::from(embedder.model_id()),
+                Value::Integer(embedder.dims() as i64),
+                Value::from(now),
+            ],
+        ),
+        Statement::with_params(
+            sql::SET_EMBEDDING_MODEL,
+            vec![Value::from(id), Value::from(embedder.model_id())],
+        ),
     ]
 }

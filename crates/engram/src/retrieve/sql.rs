@@ -247,15 +247,18 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
     // list is read only when ids are passed (a set still loading picks none). A changed id
     // joins the picked ones only if not picked already: a UNION would build a table of
     // every id per search, where the NOT IN list is built only when something changed.
-    let exact_scan = format!(
-        "SELECT m.rowid AS rid, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
+    // Written only for the paths that read it: the statement is built on every search.
+    let exact_scan = || {
+        format!(
+            "SELECT m.rowid AS rid, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
 FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} AND {filter} \
 ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
-    );
+        )
+    };
     let dense_ctes = match paths.dense {
         DenseSource::Off => format!("dn AS ({empty}), "),
-        DenseSource::Exact => format!("dn AS MATERIALIZED ({exact_scan}), "),
+        DenseSource::Exact => format!("dn AS MATERIALIZED ({}), ", exact_scan()),
         // The index knows nothing of projects, types or forgotten memories: its nearest
         // neighbours are filtered after it, and when fewer than `limit` survive (a small
         // project in a large database, a rare type) the exact scan answers instead, in the
@@ -268,7 +271,7 @@ JOIN {} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), {}, ",
             index.index_name(),
             index.table(),
-            fast_or_exact("dn", "dnann", &exact_scan, DENSE_LIMIT)
+            fast_or_exact("dn", "dnann", &exact_scan(), DENSE_LIMIT)
         ),
         DenseSource::Resident => {
             // The fallback: every vector of the model, in the compound's later arm (see
