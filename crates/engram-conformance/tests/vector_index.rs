@@ -1,7 +1,7 @@
 //! The libSQL vector index path: on the test server over HTTP and on an embedded libSQL file,
 //! with the real model. The index must return what the exact brute-force scan returns,
 //! respect projects, types and forgotten memories, and pick up vectors stored before it was
-//! enabled and by writers that never enabled it.
+//! enabled and by writers that never enabled it, and be searched only from its threshold.
 
 mod common;
 mod real_model;
@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use common::{nonce, temp_db, FakeWordEmbedder};
 use engram::{
-    Database, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
+    Database, Embed, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
 };
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
@@ -78,17 +78,30 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
         .remember(NewMemory::new(MEMORIES[0].1, MEMORIES[0].0))
         .await
         .unwrap();
+    // Searched whatever its size: below its threshold the exact scan would answer.
     let mut indexed = open_with_model(db, &project, &model).await;
-    assert!(indexed.enable_vector_index().await.unwrap());
+    assert!(indexed.enable_vector_index_from(0).await.unwrap());
     assert!(indexed.uses_vector_index());
     // Half stored by a writer that never enabled the index (another process, a Worker):
-    // the table's triggers must index them too.
+    // the table's triggers must index them too. The fillers make the project larger than
+    // the dense path's 30 candidates, which the index must find, or the exact scan answers.
+    let fillers = (0..25).map(|i| {
+        (
+            format!("Release note {i}: the changelog lists every renamed setting"),
+            MemoryType::Decision,
+        )
+    });
     let mut ids = vec![early.id.clone()];
-    for (i, (content, memory_type)) in MEMORIES.iter().enumerate().skip(1) {
-        let writer = if i % 2 == 0 { &brute } else { &indexed };
+    let contents = MEMORIES
+        .iter()
+        .map(|(content, memory_type)| (content.to_string(), *memory_type))
+        .skip(1)
+        .chain(fillers);
+    for (i, (content, memory_type)) in contents.enumerate() {
+        let writer = if i % 2 == 0 { &indexed } else { &brute };
         ids.push(
             writer
-                .remember(NewMemory::new(*memory_type, *content))
+                .remember(NewMemory::new(memory_type, content))
                 .await
                 .unwrap()
                 .id,
@@ -303,7 +316,7 @@ async fn small_project_beside_a_large_one<D: Database + Copy>(db: D) {
         );
     }
     let mut indexed = open(format!("vi-small-{run}")).await;
-    assert!(indexed.enable_vector_index().await.unwrap());
+    assert!(indexed.enable_vector_index_from(0).await.unwrap());
     let query = dense("database locked timeout");
     let ranked = |r: engram::SearchResponse| {
         r.hits
@@ -314,6 +327,75 @@ async fn small_project_beside_a_large_one<D: Database + Copy>(db: D) {
     let expected = ranked(small.search(&query).await.unwrap());
     assert_eq!(expected.first().map(|hit| &hit.0), Some(&ids[0]));
     assert_eq!(ranked(indexed.search(&query).await.unwrap()), expected);
+}
+
+/// Whether the index or the exact scan answers a dense search, told apart by a tampered
+/// copy: one memory's vector in the index table is overwritten with the query's, which
+/// only the index path reads. The index answers when its table holds at least the
+/// threshold's count of vectors, and always at `0`.
+async fn the_index_answers_from_its_threshold<D: Database + Copy>(db: D) {
+    let project = format!("vi-threshold-{}", nonce());
+    let open = || async {
+        Engram::open(
+            db,
+            EngramConfig {
+                project_id: project.clone(),
+            },
+            Host::native(),
+        )
+        .await
+        .unwrap()
+        .with_embedder(Box::new(FakeWordEmbedder))
+    };
+    let writer = open().await;
+    let mut ids = Vec::new();
+    for i in 0..39 {
+        let content = format!("release{i} checklist{i} changelog{i} version{i}");
+        let stored = writer.remember(NewMemory::new(MemoryType::Decision, content));
+        ids.push(stored.await.unwrap().id);
+    }
+    let relevant = writer
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "the database stays locked until the timeout when tests share it",
+        ))
+        .await
+        .unwrap()
+        .id;
+    let query = "database locked timeout";
+    let query_vector = FakeWordEmbedder
+        .embed(&[query.to_owned()])
+        .await
+        .unwrap()
+        .remove(0);
+    let mut indexed = open().await;
+    assert!(indexed.enable_vector_index_from(0).await.unwrap());
+    let table = vector_objects(db).await[0].0.clone();
+    let as_json = serde_json::to_string(&query_vector).unwrap();
+    db.transaction(&[Statement::with_params(
+        format!("UPDATE {table} SET embedding = vector32(?1) WHERE memory_id = ?2"),
+        vec![Value::from(as_json.as_str()), Value::from(ids[7].as_str())],
+    )])
+    .await
+    .unwrap();
+
+    // 40 vectors: the tampered copy wins where the index answers.
+    for (min_vectors, expected) in [
+        (Some(0), &ids[7]),
+        (Some(40), &ids[7]),
+        (Some(41), &relevant),
+        (None, &relevant),
+    ] {
+        let enabled = match min_vectors {
+            Some(min) => indexed.enable_vector_index_from(min).await,
+            None => indexed.enable_vector_index().await,
+        };
+        assert!(enabled.unwrap());
+        let hits = indexed.search(&dense(query)).await.unwrap().hits;
+        assert_eq!(&hits[0].memory.id, expected, "threshold {min_vectors:?}");
+    }
+    let exact = writer.search(&dense(query)).await.unwrap().hits;
+    assert_eq!(exact[0].memory.id, relevant);
 }
 
 /// Runs `scenario` as two tests: `$file` on an embedded libSQL file and `$http` on the test
@@ -350,4 +432,9 @@ on_a_file_and_over_http!(
     small_project_beside_a_large_one,
     a_small_project_finds_its_own_on_an_embedded_libsql_file,
     a_small_project_finds_its_own_on_the_test_server_over_http
+);
+on_a_file_and_over_http!(
+    the_index_answers_from_its_threshold,
+    the_index_answers_from_its_threshold_on_an_embedded_libsql_file,
+    the_index_answers_from_its_threshold_on_the_test_server_over_http
 );

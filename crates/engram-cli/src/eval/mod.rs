@@ -252,8 +252,9 @@ pub(crate) async fn with_model(
     };
     let mut engram = engram.with_embedder(Box::new(embedder.clone()));
     match args.dense_source.as_str() {
+        // Searched whatever the corpus's size, so the figures are the index's.
         "index" => {
-            if !engram.enable_vector_index().await? {
+            if !engram.enable_vector_index_from(0).await? {
                 return Err(CliError::Usage(
                     "--dense-source index: this database has no vector index".into(),
                 ));

@@ -262,14 +262,14 @@ ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
         // The index knows nothing of projects, types or forgotten memories: its nearest
         // neighbours are filtered after it, and when fewer than `limit` survive (a small
         // project in a large database, a rare type) the exact scan answers instead, in the
-        // same statement ([`fast_or_exact`]).
+        // same statement ([`fast_or_exact`]). So it does below the index's threshold, where
+        // the scan is faster and the index is not searched at all.
         DenseSource::Index(index) => format!(
             "dnann AS MATERIALIZED (\
 SELECT m.rowid AS rid, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric \
-FROM vector_top_k('{}', ?{VECTOR}, ?{ANN_CANDIDATES}) AS t \
-JOIN {} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
+FROM {} CROSS JOIN {} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), {}, ",
-            index.index_name(),
+            index.nearest(&format!("?{VECTOR}"), &format!("?{ANN_CANDIDATES}")),
             index.table(),
             fast_or_exact("dn", "dnann", &exact_scan(), DENSE_LIMIT)
         ),
