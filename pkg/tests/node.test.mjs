@@ -79,7 +79,7 @@ test("an unreachable server is an 'unavailable' error", async () => {
   await assert.rejects(engram.createMemory({ url }), (e) => e.code === "unavailable");
 });
 
-// 24 memories: below the dense path's 30 candidates and the index's 3,000-vector threshold,
+// 24 memories: below the dense path's 30 candidates and the index's 3,000-memory threshold,
 // so the exact scan answers; the native conformance tests (vector_index.rs) show the index
 // answering from its threshold, with the same SQL this package sends.
 test("vectorIndex: the server's vector index is created and kept current by every writer, and dense searches rank as the exact scan", async () => {

@@ -331,15 +331,15 @@ async fn small_project_beside_a_large_one<D: Database + Copy>(db: D) {
 
 /// Whether the index or the exact scan answers a dense search, told apart by a tampered
 /// copy: one memory's vector in the index table is overwritten with the query's, which
-/// only the index path reads. The index answers when its table holds at least the
-/// threshold's count of vectors, and always at `0`.
+/// only the index path reads. The index answers when the project holds at least the
+/// threshold's count of live memories (other projects' do not count), and always at `0`.
 async fn the_index_answers_from_its_threshold<D: Database + Copy>(db: D) {
     let project = format!("vi-threshold-{}", nonce());
-    let open = || async {
+    let open = |project: String| async move {
         Engram::open(
             db,
             EngramConfig {
-                project_id: project.clone(),
+                project_id: project,
             },
             Host::native(),
         )
@@ -347,7 +347,13 @@ async fn the_index_answers_from_its_threshold<D: Database + Copy>(db: D) {
         .unwrap()
         .with_embedder(Box::new(FakeWordEmbedder))
     };
-    let writer = open().await;
+    let neighbour = open(format!("{project}-neighbour")).await;
+    for i in 0..10 {
+        let content = format!("neighbour{i} backlog{i} sprint{i}");
+        let stored = neighbour.remember(NewMemory::new(MemoryType::Decision, content));
+        stored.await.unwrap();
+    }
+    let writer = open(project.clone()).await;
     let mut ids = Vec::new();
     for i in 0..39 {
         let content = format!("release{i} checklist{i} changelog{i} version{i}");
@@ -368,7 +374,7 @@ async fn the_index_answers_from_its_threshold<D: Database + Copy>(db: D) {
         .await
         .unwrap()
         .remove(0);
-    let mut indexed = open().await;
+    let mut indexed = open(project.clone()).await;
     assert!(indexed.enable_vector_index_from(0).await.unwrap());
     let table = vector_objects(db).await[0].0.clone();
     let as_json = serde_json::to_string(&query_vector).unwrap();
@@ -379,21 +385,25 @@ async fn the_index_answers_from_its_threshold<D: Database + Copy>(db: D) {
     .await
     .unwrap();
 
-    // 40 vectors: the tampered copy wins where the index answers.
-    for (min_vectors, expected) in [
-        (Some(0), &ids[7]),
-        (Some(40), &ids[7]),
-        (Some(41), &relevant),
-        (None, &relevant),
-    ] {
-        let enabled = match min_vectors {
+    // 40 memories in the project, 50 vectors in the table: the tampered copy wins where
+    // the index answers.
+    let mut top = async |min_memories: Option<u64>| {
+        let enabled = match min_memories {
             Some(min) => indexed.enable_vector_index_from(min).await,
             None => indexed.enable_vector_index().await,
         };
         assert!(enabled.unwrap());
         let hits = indexed.search(&dense(query)).await.unwrap().hits;
-        assert_eq!(&hits[0].memory.id, expected, "threshold {min_vectors:?}");
-    }
+        hits[0].memory.id.clone()
+    };
+    assert_eq!(top(Some(0)).await, ids[7]);
+    assert_eq!(top(Some(40)).await, ids[7]);
+    assert_eq!(top(Some(41)).await, relevant);
+    assert_eq!(top(None).await, relevant);
+    // A forgotten memory no longer counts.
+    assert!(writer.forget(&ids[0]).await.unwrap());
+    assert_eq!(top(Some(40)).await, relevant);
+    assert_eq!(top(Some(39)).await, ids[7]);
     let exact = writer.search(&dense(query)).await.unwrap().hits;
     assert_eq!(exact[0].memory.id, relevant);
 }

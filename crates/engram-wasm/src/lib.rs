@@ -50,7 +50,7 @@ pub struct EngramHandle {
 /// `residentKeywords: true` likewise keeps the keyword table's postings in memory, so
 /// keyword searches rank in process with FTS5's own scores (loaded by the first searches
 /// or at once by `loadResidentKeywords`). `vectorIndex: true` (with an embedder) makes dense
-/// searches use libSQL's vector index on the server once the model has 3,000 vectors,
+/// searches use libSQL's vector index on the server once the project has 3,000 memories,
 /// creating it if absent (one round trip when opening); the in-wasm engine has none and
 /// keeps the exact scan.
 /// `reranker` scores each search's best 20 (its ranks fused with engram's): a

@@ -228,8 +228,8 @@ export type RerankFunction = (query: string, documents: string[]) => number[] | 
  * searches) so keyword searches rank in process, with the same results; for long-lived
  * processes.
  * `vectorIndex`: dense searches use libSQL's vector index (DiskANN) on the server, created
- * (and filled) if absent when the memory is opened, and searched once the model has 3,000
- * vectors (below that the exact scan is faster); for instances that cannot keep vectors
+ * (and filled) if absent when the memory is opened, and searched once the project has 3,000
+ * memories (below that the exact scan is faster); for instances that cannot keep vectors
  * in memory, such as a Worker. Needs an embedder; no effect with `local` (exact scan).
  * `reranker`: scores each search's best 20 candidates (a function of the host, or a rerank
  * service), whose ranks are fused with engram's; if it fails the order stays and the

@@ -166,26 +166,26 @@ impl<D: Database> Engram<D> {
     /// all vectors with `vector_distance_cos`, which is exact and fine for thousands of
     /// memories.
     ///
-    /// Searches consult the index once the model has 3,000 vectors; below that the exact
-    /// scan is faster (on an embedded file, 5.0 ms against 9.4 ms at 1,000 vectors, and
-    /// 15.7 ms against 8.4 ms at 5,000), so the index is kept current but not searched.
-    /// [`Engram::enable_vector_index_from`] sets another threshold.
+    /// Searches consult the index once the project has 3,000 live memories; below that the
+    /// exact scan, which reads only the project's vectors, is faster (on an embedded file,
+    /// 5.0 ms against 9.4 ms at 1,000 memories, and 15.7 ms against 8.4 ms at 5,000), so
+    /// the index is kept current but not searched. [`Engram::enable_vector_index_from`]
+    /// sets another threshold.
     pub async fn enable_vector_index(&mut self) -> Result<bool, EngramError> {
-        self.enable_vector_index_from(crate::vector_index::DEFAULT_MIN_VECTORS)
+        self.enable_vector_index_from(crate::vector_index::DEFAULT_MIN_MEMORIES)
             .await
     }
 
     /// [`Engram::enable_vector_index`], with searches consulting the index once the
-    /// model has `min_vectors` vectors (counted across projects, since the index holds
-    /// them all); `0` consults it always.
+    /// project has `min_memories` live memories; `0` consults it always.
     pub async fn enable_vector_index_from(
         &mut self,
-        min_vectors: u64,
+        min_memories: u64,
     ) -> Result<bool, EngramError> {
         let Some(embedding) = &self.embedding else {
             return Err(ValidationError::field("embedder", "no embedder configured").into());
         };
-        let index = VectorIndex::for_model(embedding.model_id(), embedding.dims(), min_vectors);
+        let index = VectorIndex::for_model(embedding.model_id(), embedding.dims(), min_memories);
         match self
             .db
             .transaction(&index.create(embedding.model_id()))

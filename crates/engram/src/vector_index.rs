@@ -24,18 +24,18 @@ use engram_store::{Statement, Value};
 const OVERFETCH: u32 = 8;
 /// Most candidates asked of the index.
 const MAX_CANDIDATES: u32 = 1000;
-/// Below this many vectors in the model's table the exact scan answers, not the index.
+/// Below this many live memories in the project the exact scan answers, not the index.
 /// A DiskANN search costs about 8–10 ms whatever the size (it visits a few hundred nodes
 /// of 18.5 KB), while the exact scan grows by about 2.7 µs a vector from about 2.5 ms.
 /// Measured side by side with `search_bench` (embedded file, p50 of a hybrid search):
 ///
-/// | vectors | exact scan | index |
+/// | memories | exact scan | index |
 /// |---|---|---|
 /// | 1,000 | 4.98 ms | 9.36 ms |
 /// | 2,000 | 6.96 ms | 9.50 ms |
 /// | 3,000 | 11.57 ms | 10.67 ms |
 /// | 5,000 | 15.71 ms | 8.42 ms |
-pub(crate) const DEFAULT_MIN_VECTORS: u64 = 3_000;
+pub(crate) const DEFAULT_MIN_MEMORIES: u64 = 3_000;
 /// The options of every index this module creates. Measured by
 /// `scripts/vector-index-options.py` on 10,000 real MiniLM vectors (the eval corpora's)
 /// with the eval's 500 CoSQA queries, asking 240 neighbours and re-ranking them exactly as
@@ -62,18 +62,19 @@ const LEGACY_SUFFIX: &str = "_ann";
 pub(crate) struct VectorIndex {
     table: String,
     dims: usize,
-    min_vectors: u64,
+    min_memories: u64,
 }
 
 impl VectorIndex {
-    /// The index for `model` at `dims`, consulted once its table holds `min_vectors`.
-    pub(crate) fn for_model(model: &str, dims: usize, min_vectors: u64) -> Self {
+    /// The index for `model` at `dims`, consulted for projects of at least `min_memories`
+    /// live memories.
+    pub(crate) fn for_model(model: &str, dims: usize, min_memories: u64) -> Self {
         let digest = Sha256::digest(format!("{model}:{dims}").as_bytes());
         let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
         VectorIndex {
             table: format!("vector_index_{hex}"),
             dims,
-            min_vectors,
+            min_memories,
         }
     }
 
@@ -146,23 +147,26 @@ WHEN {old_row} BEGIN DELETE FROM {table} WHERE memory_id = old.memory_id; END"
         format!("{}{INDEX_SUFFIX}", self.table)
     }
 
-    /// The `FROM` item of the index's `k` nearest neighbours of `vector` (SQL expressions),
-    /// as rows `t(id)`, `id` being the rowid in [`VectorIndex::table`]. Unless the index
-    /// always answers, the search runs only when the table holds the threshold's count of
-    /// vectors. That count is the table's largest rowid, which one seek reads (`count(*)`
-    /// would read every row); a replaced vector takes a new rowid, so a table whose vectors
-    /// were re-embedded counts high and switches early. The test is a one-row gate joined
-    /// before the search, which takes its `k` from it: as a `WHERE` term it would be tested
-    /// only after the search had run (3.2 ms against 0.03 ms on 3,000 vectors).
-    pub(crate) fn nearest(&self, vector: &str, k: &str) -> String {
+    /// The `FROM` item of the index's `k` nearest neighbours of `vector`, as rows `t(id)`,
+    /// `id` being the rowid in [`VectorIndex::table`]; `vector`, `k` and `project` are SQL
+    /// expressions. Unless the index always answers, it is searched only when the project
+    /// holds the threshold's count of live memories: the exact scan reads the project's
+    /// vectors alone, so its cost is the project's size, whatever the rest of the database
+    /// holds (a small tenant beside large ones keeps the fast scan and skips a search whose
+    /// neighbours would mostly be other projects'). The count reads at most that many
+    /// entries of a project index. The test is a one-row gate joined before the search,
+    /// which takes its `k` from it: as a `WHERE` term it would be tested only after the
+    /// search had run (3.2 ms against 0.03 ms on 3,000 vectors).
+    pub(crate) fn nearest(&self, vector: &str, k: &str, project: &str) -> String {
         let index = self.index_name();
-        if self.min_vectors == 0 {
+        if self.min_memories == 0 {
             return format!("vector_top_k('{index}', {vector}, {k}) AS t");
         }
+        let min = self.min_memories;
         format!(
-            "(SELECT {k} AS k WHERE (SELECT max(rowid) FROM {}) >= {}) AS gate \
-CROSS JOIN vector_top_k('{index}', {vector}, gate.k) AS t",
-            self.table, self.min_vectors
+            "(SELECT {k} AS k WHERE (SELECT count(*) FROM (SELECT 1 FROM memories \
+WHERE project_id = {project} AND deprecated = 0 LIMIT {min})) >= {min}) AS gate \
+CROSS JOIN vector_top_k('{index}', {vector}, gate.k) AS t"
         )
     }
 
