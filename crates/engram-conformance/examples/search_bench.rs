@@ -176,10 +176,14 @@ fn wanted(label: &str) -> bool {
     std::env::var("BENCH_ONLY").map_or(true, |only| label.contains(&only))
 }
 
-/// Whether `db`, kept in `BENCH_DIR` by an earlier run, already holds `count` memories.
-async fn already_filled(db: &LocalDatabase, count: usize) -> bool {
+/// Whether `db`, kept in `BENCH_DIR` by an earlier run, already holds `count` memories of
+/// `project`.
+async fn already_filled(db: &LocalDatabase, project: &str, count: usize) -> bool {
     let rows = db
-        .pipeline(&[Statement::new("SELECT count(*) FROM memories")])
+        .pipeline(&[Statement::with_params(
+            "SELECT count(*) FROM memories WHERE project_id = ?1",
+            vec![Value::from(project)],
+        )])
         .await
         .ok()
         .and_then(|mut r| r.pop())
@@ -381,7 +385,7 @@ async fn main() {
         let engram = Engram::open(&db, EngramConfig::default(), Host::native())
             .await
             .unwrap();
-        if !already_filled(&db, size).await {
+        if !already_filled(&db, "default", size).await {
             fill(&engram, &memories).await;
         }
         if wanted("native, keyword + graph") {
@@ -425,7 +429,7 @@ async fn main() {
             .await
             .unwrap()
             .with_embedder(Box::new(HashEmbedder));
-        if !already_filled(&db, size).await {
+        if !already_filled(&db, "default", size).await {
             fill(&engram, &memories).await;
         }
         if wanted("native, hybrid (exact dense scan)") {
@@ -498,6 +502,43 @@ async fn main() {
                     p,
                     &stages,
                 );
+            }
+            // A small project in the same database (a tenant beside a large one): the
+            // threshold counts its memories, so the exact scan of its own answers.
+            if size >= 10_000 {
+                const SMALL: usize = 300;
+                let config = EngramConfig {
+                    project_id: "small".to_owned(),
+                };
+                let mut small = Engram::open(&db, config, Host::native())
+                    .await
+                    .unwrap()
+                    .with_embedder(Box::new(HashEmbedder));
+                if !already_filled(&db, "small", SMALL).await {
+                    fill(&small, &corpus(SMALL, &vocab)).await;
+                }
+                let (p, stages) = measure(&small, &queries).await;
+                row(
+                    size,
+                    "  small project (300) beside them, exact scan",
+                    p,
+                    &stages,
+                );
+                for (min_memories, label) in [
+                    (None, "  small project (300) beside them, vector index"),
+                    (
+                        Some(0),
+                        "  small project (300) beside them, index always searched",
+                    ),
+                ] {
+                    let enabled = match min_memories {
+                        Some(min) => small.enable_vector_index_from(min).await,
+                        None => small.enable_vector_index().await,
+                    };
+                    enabled.expect("vector index");
+                    let (p, stages) = measure(&small, &queries).await;
+                    row(size, label, p, &stages);
+                }
             }
         }
 
