@@ -68,6 +68,16 @@ pub fn nonce() -> String {
     format!("{}x{nanos}", std::process::id())
 }
 
+/// An engram over `db` for `project`, on the native host, without an embedder.
+pub async fn open_project<D: engram::Database>(db: D, project: &str) -> engram::Engram<D> {
+    let config = engram::EngramConfig {
+        project_id: project.to_owned(),
+    };
+    engram::Engram::open(db, config, engram::Host::native())
+        .await
+        .expect("open")
+}
+
 /// Fake embedder standing in for the host's model: one bucket per distinct word of more
 /// than three letters, normalized.
 pub struct FakeWordEmbedder;

@@ -7,11 +7,8 @@
 mod common;
 mod file_db;
 
-use common::{nonce, CountingTransport};
-use engram::{
-    Database, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
-    SearchResponse,
-};
+use common::{nonce, open_project, CountingTransport};
+use engram::{Database, Engram, MemoryType, NewMemory, SearchMode, SearchQuery, SearchResponse};
 use engram_hrana::HranaClient;
 use engram_store::{Statement, Value};
 use engram_testserver::{ServerConfig, TestServer};
@@ -146,17 +143,7 @@ async fn search_counted<D: Database>(
 
 async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() -> Option<usize>) {
     let project = format!("rk-{}", nonce());
-    let open = |project: String| async move {
-        Engram::open(
-            db,
-            EngramConfig {
-                project_id: project,
-            },
-            Host::native(),
-        )
-        .await
-        .expect("open")
-    };
+    let open = |project: String| async move { open_project(db, &project).await };
     let plain = open(project.clone()).await;
     let corpus = corpus();
     for memory in &corpus {

@@ -8,10 +8,8 @@ mod real_model;
 
 use std::rc::Rc;
 
-use common::{nonce, temp_db, FakeWordEmbedder};
-use engram::{
-    Database, Embed, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
-};
+use common::{nonce, open_project, temp_db, FakeWordEmbedder};
+use engram::{Database, Embed, MemoryType, NewMemory, SearchMode, SearchQuery};
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
 use engram_store::{Statement, Value};
@@ -108,16 +106,9 @@ async fn index_matches_brute_force<D: Database + Copy>(db: D) {
         );
     }
     // Another project's near-identical memory must never show up.
-    let other = Engram::open(
-        db,
-        EngramConfig {
-            project_id: format!("{project}-other"),
-        },
-        Host::native(),
-    )
-    .await
-    .unwrap()
-    .with_embedder(Box::new(model.clone()));
+    let other = open_project(db, &format!("{project}-other"))
+        .await
+        .with_embedder(Box::new(model.clone()));
     other
         .remember(NewMemory::new(MemoryType::ErrorPattern, MEMORIES[0].0))
         .await
@@ -283,10 +274,9 @@ async fn legacy_index_is_replaced<D: Database + Copy>(db: D) {
 /// project filter and the exact scan must answer, in the same statement, with what it
 /// answers without the index.
 async fn small_project_beside_a_large_one<D: Database + Copy>(db: D) {
-    let open = |project_id: String| async move {
-        Engram::open(db, EngramConfig { project_id }, Host::native())
+    let open = |project: String| async move {
+        open_project(db, &project)
             .await
-            .unwrap()
             .with_embedder(Box::new(FakeWordEmbedder))
     };
     let run = nonce();
@@ -336,16 +326,9 @@ async fn small_project_beside_a_large_one<D: Database + Copy>(db: D) {
 async fn the_index_answers_from_its_threshold<D: Database + Copy>(db: D) {
     let project = format!("vi-threshold-{}", nonce());
     let open = |project: String| async move {
-        Engram::open(
-            db,
-            EngramConfig {
-                project_id: project,
-            },
-            Host::native(),
-        )
-        .await
-        .unwrap()
-        .with_embedder(Box::new(FakeWordEmbedder))
+        open_project(db, &project)
+            .await
+            .with_embedder(Box::new(FakeWordEmbedder))
     };
     let neighbour = open(format!("{project}-neighbour")).await;
     for i in 0..10 {
