@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use engram::{
     Database, Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery,
+    VECTOR_INDEX_MIN_MEMORIES,
 };
 use engram_hrana::{HranaClient, HttpResponse, HttpTransport, ReqwestTransport};
 use engram_libsql::LocalDatabase;
@@ -385,7 +386,7 @@ async fn main() {
         let engram = Engram::open(&db, EngramConfig::default(), Host::native())
             .await
             .unwrap();
-        if !already_filled(&db, "default", size).await {
+        if !already_filled(&db, &EngramConfig::default().project_id, size).await {
             fill(&engram, &memories).await;
         }
         if wanted("native, keyword + graph") {
@@ -429,7 +430,7 @@ async fn main() {
             .await
             .unwrap()
             .with_embedder(Box::new(HashEmbedder));
-        if !already_filled(&db, "default", size).await {
+        if !already_filled(&db, &EngramConfig::default().project_id, size).await {
             fill(&engram, &memories).await;
         }
         if wanted("native, hybrid (exact dense scan)") {
@@ -490,19 +491,17 @@ async fn main() {
             );
             // Below the threshold the exact scan answers: this is what the index would cost
             // there; above it, the difference is the threshold's test.
-            {
-                engram
-                    .enable_vector_index_from(0)
-                    .await
-                    .expect("vector index");
-                let (p, stages) = measure(&engram, &queries).await;
-                row(
-                    size,
-                    "native, hybrid (libSQL vector index, always searched)",
-                    p,
-                    &stages,
-                );
-            }
+            engram
+                .enable_vector_index_from(0)
+                .await
+                .expect("vector index");
+            let (p, stages) = measure(&engram, &queries).await;
+            row(
+                size,
+                "native, hybrid (libSQL vector index, always searched)",
+                p,
+                &stages,
+            );
             // A small project in the same database (a tenant beside a large one): the
             // threshold counts its memories, so the exact scan of its own answers.
             if size >= 10_000 {
@@ -525,17 +524,19 @@ async fn main() {
                     &stages,
                 );
                 for (min_memories, label) in [
-                    (None, "  small project (300) beside them, vector index"),
                     (
-                        Some(0),
+                        VECTOR_INDEX_MIN_MEMORIES,
+                        "  small project (300) beside them, vector index",
+                    ),
+                    (
+                        0,
                         "  small project (300) beside them, index always searched",
                     ),
                 ] {
-                    let enabled = match min_memories {
-                        Some(min) => small.enable_vector_index_from(min).await,
-                        None => small.enable_vector_index().await,
-                    };
-                    enabled.expect("vector index");
+                    small
+                        .enable_vector_index_from(min_memories)
+                        .await
+                        .expect("vector index");
                     let (p, stages) = measure(&small, &queries).await;
                     row(size, label, p, &stages);
                 }

@@ -166,13 +166,14 @@ impl<D: Database> Engram<D> {
     /// all vectors with `vector_distance_cos`, which is exact and fine for thousands of
     /// memories.
     ///
-    /// Searches consult the index once the project has 3,000 live memories; below that the
+    /// Searches consult the index once the project has [`crate::VECTOR_INDEX_MIN_MEMORIES`]
+    /// (3,000) live memories; below that the
     /// exact scan, which reads only the project's vectors, is faster (on an embedded file,
     /// 5.0 ms against 9.4 ms at 1,000 memories, and 15.7 ms against 8.4 ms at 5,000), so
     /// the index is kept current but not searched. [`Engram::enable_vector_index_from`]
     /// sets another threshold.
     pub async fn enable_vector_index(&mut self) -> Result<bool, EngramError> {
-        self.enable_vector_index_from(crate::vector_index::DEFAULT_MIN_MEMORIES)
+        self.enable_vector_index_from(crate::VECTOR_INDEX_MIN_MEMORIES)
             .await
     }
 

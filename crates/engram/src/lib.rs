@@ -59,6 +59,7 @@ pub use crate::search::{
     SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings, Stages,
     MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
 };
+pub use crate::vector_index::VECTOR_INDEX_MIN_MEMORIES;
 pub use engram_core::{
     Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
     Visibility,

@@ -24,7 +24,8 @@ use engram_store::{Statement, Value};
 const OVERFETCH: u32 = 8;
 /// Most candidates asked of the index.
 const MAX_CANDIDATES: u32 = 1000;
-/// Below this many live memories in the project the exact scan answers, not the index.
+/// Below this many live memories in a project the exact scan answers its searches, not the
+/// vector index ([`crate::Engram::enable_vector_index`]).
 /// A DiskANN search costs about 8–10 ms from 1,000 to 10,000 vectors (it visits a few
 /// hundred nodes of 18.5 KB), while the exact scan grows by about 2.7 µs a vector from
 /// about 2.5 ms.
@@ -36,7 +37,7 @@ const MAX_CANDIDATES: u32 = 1000;
 /// | 2,000 | 6.96 ms | 9.50 ms |
 /// | 3,000 | 11.57 ms | 10.67 ms |
 /// | 5,000 | 15.71 ms | 8.42 ms |
-pub(crate) const DEFAULT_MIN_MEMORIES: u64 = 3_000;
+pub const VECTOR_INDEX_MIN_MEMORIES: u64 = 3_000;
 /// The options of every index this module creates. Measured by
 /// `scripts/vector-index-options.py` on 10,000 real MiniLM vectors (the eval corpora's)
 /// with the eval's 500 CoSQA queries, asking 240 neighbours and re-ranking them exactly as
@@ -149,8 +150,8 @@ WHEN {old_row} BEGIN DELETE FROM {table} WHERE memory_id = old.memory_id; END"
     }
 
     /// The `FROM` item of the index's `k` nearest neighbours of `vector`, as rows `t(id)`,
-    /// `id` being the rowid in [`VectorIndex::table`]; `vector`, `k` and `project` are SQL
-    /// expressions. Unless the index always answers, it is searched only when the project
+    /// `id` being the rowid in [`VectorIndex::table`]; `vector`, `k` and `project` are the
+    /// numbers of the statement's parameters. Unless the index always answers, it is searched only when the project
     /// holds the threshold's count of live memories: the exact scan reads the project's
     /// vectors alone, so its cost is the project's size, whatever the rest of the database
     /// holds (a small tenant beside large ones keeps the fast scan and skips a search whose
@@ -160,16 +161,16 @@ WHEN {old_row} BEGIN DELETE FROM {table} WHERE memory_id = old.memory_id; END"
     /// search had run (3.2 ms against 0.03 ms, measured on 3,000 random 64-dimension
     /// vectors with PyPI `libsql` 0.1.11). Neither is `k` ever 0: `vector_top_k` with
     /// `k = 0` crashed that build (a double free).
-    pub(crate) fn nearest(&self, vector: &str, k: &str, project: &str) -> String {
+    pub(crate) fn nearest(&self, vector: usize, k: usize, project: usize) -> String {
         let index = self.index_name();
         if self.min_memories == 0 {
-            return format!("vector_top_k('{index}', {vector}, {k}) AS t");
+            return format!("vector_top_k('{index}', ?{vector}, ?{k}) AS t");
         }
         let min = self.min_memories;
         format!(
-            "(SELECT {k} AS k WHERE (SELECT count(*) FROM (SELECT 1 FROM memories \
-WHERE project_id = {project} AND deprecated = 0 LIMIT {min})) >= {min}) AS gate \
-CROSS JOIN vector_top_k('{index}', {vector}, gate.k) AS t"
+            "(SELECT ?{k} AS k WHERE (SELECT count(*) FROM (SELECT 1 FROM memories \
+WHERE project_id = ?{project} AND deprecated = 0 LIMIT {min})) >= {min}) AS gate \
+CROSS JOIN vector_top_k('{index}', ?{vector}, gate.k) AS t"
         )
     }
 

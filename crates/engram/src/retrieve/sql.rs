@@ -269,11 +269,7 @@ ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0"
 SELECT m.rowid AS rid, 1.0 - vector_distance_cos(v.embedding, ?{VECTOR}) AS metric \
 FROM {} CROSS JOIN {} v ON v.rowid = t.id JOIN memories m ON m.id = v.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), {}, ",
-            index.nearest(
-                &format!("?{VECTOR}"),
-                &format!("?{ANN_CANDIDATES}"),
-                &format!("?{PROJECT}")
-            ),
+            index.nearest(VECTOR, ANN_CANDIDATES, PROJECT),
             index.table(),
             fast_or_exact("dn", "dnann", &exact_scan(), DENSE_LIMIT)
         ),
