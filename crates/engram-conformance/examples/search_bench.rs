@@ -315,6 +315,109 @@ async fn nearest_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) 
     percentiles(latencies)
 }
 
+/// A project of 300 memories beside the large one, in the same keyword table: its keyword
+/// searches, and FTS5's exact form for its queries over every project's matches and over its
+/// own (what the project column saves), beside what the large project pays to learn that it
+/// searches the whole table.
+async fn small_project_keywords(
+    db: &LocalDatabase,
+    vocab: &[String],
+    queries: &[String],
+    size: usize,
+) {
+    const SMALL: usize = 300;
+    let config = EngramConfig {
+        project_id: "small".to_owned(),
+    };
+    let small = Engram::open(db, config.clone(), Host::native())
+        .await
+        .unwrap();
+    if !already_filled(db, "small", SMALL).await {
+        fill(&small, &corpus(SMALL, vocab)).await;
+    }
+    let (p, stages) = measure(&small, queries).await;
+    row(size, "small project (300), keyword + graph", p, &stages);
+    let mut resident = Engram::open(db, config, Host::native()).await.unwrap();
+    resident.enable_resident_keywords();
+    resident.load_resident_keywords().await.expect("load");
+    let (p, stages) = measure(&resident, queries).await;
+    row(size, "small project (300), keyword (resident)", p, &stages);
+
+    let term = engram_core::schema::project_term("?2");
+    for (label, scope) in [
+        (
+            "  of which: FTS5 exact form, every project",
+            "''".to_owned(),
+        ),
+        (
+            "  of which: FTS5 exact form, its project",
+            format!("'project:\"' || {term} || '\" AND '"),
+        ),
+    ] {
+        let sql = format!(
+            "SELECT m.id, -bm25(memory_keywords, 0.0, 1.0, 3.0, 2.0, 0.0) AS s FROM memory_keywords \
+CROSS JOIN memories m ON m.id = memory_keywords.memory_id \
+WHERE memory_keywords MATCH {scope} || '(' || ?1 || ')' AND m.project_id = ?2 \
+ORDER BY s DESC LIMIT 20"
+        );
+        let latencies = timed(db, queries, |q| {
+            let expression = engram_core::query::match_expression(q)?;
+            Some(Statement::with_params(
+                sql.as_str(),
+                vec![Value::from(expression), Value::from("small")],
+            ))
+        })
+        .await;
+        row(size, label, latencies, "");
+    }
+    // The large project's size, as the statement learns it (one seek), and counted from its
+    // rows up to half the table (the alternative the count table replaced).
+    for (label, count) in [
+        (
+            "  large project's size, seek",
+            "SELECT 2 * coalesce((SELECT live FROM memory_counts WHERE project_id = ?1), 0) \
+<= (SELECT count(*) FROM memory_keywords_docsize)",
+        ),
+        (
+            "  large project's size, counted",
+            "SELECT 2 * (SELECT count(*) FROM (SELECT 1 FROM memories \
+INDEXED BY idx_memories_not_deprecated WHERE project_id = ?1 AND deprecated = 0 \
+LIMIT (SELECT count(*) FROM memory_keywords_docsize) / 2 + 1)) \
+<= (SELECT count(*) FROM memory_keywords_docsize)",
+        ),
+    ] {
+        let latencies = timed(db, queries, |_| {
+            Some(Statement::with_params(
+                count,
+                vec![Value::from(EngramConfig::default().project_id)],
+            ))
+        })
+        .await;
+        row(size, label, latencies, "");
+    }
+}
+
+/// Percentiles of running one statement per query (none where `statement` gives none).
+async fn timed(
+    db: &LocalDatabase,
+    queries: &[String],
+    statement: impl Fn(&str) -> Option<Statement>,
+) -> (f64, f64) {
+    let mut latencies = Vec::new();
+    for q in queries {
+        let Some(statement) = statement(q) else {
+            continue;
+        };
+        let started = Instant::now();
+        let result = db.pipeline(&[statement]).await.expect("pipeline");
+        result.into_iter().for_each(|r| {
+            r.expect("statement");
+        });
+        latencies.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    percentiles(latencies)
+}
+
 /// The resident keywords' share of a search: ranking the postings for the 80 memories the
 /// statement fetches.
 fn keyword_pick_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
@@ -330,6 +433,7 @@ fn keyword_pick_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
                 content: &m.content,
                 tags: &tags,
                 files: &files,
+                project: "bench",
             },
         );
     }
@@ -342,7 +446,7 @@ fn keyword_pick_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
             .collect();
         let stems: Vec<&str> = stems.iter().map(String::as_str).collect();
         let query = index.informative(&stems);
-        std::hint::black_box(index.best_with(&query, 80, &mut scratch));
+        std::hint::black_box(index.best_with(&query, 80, Some("bench"), &mut scratch));
         latencies.push(started.elapsed().as_secs_f64() * 1e3);
     }
     percentiles(latencies)
@@ -418,6 +522,10 @@ async fn main() {
             keyword_pick_only(&memories, &queries),
             "",
         );
+
+        if size >= 10_000 && wanted("small project (300), keyword") {
+            small_project_keywords(&db, &vocab, &queries, size).await;
+        }
 
         if std::env::var_os("BENCH_KEYWORD_ONLY").is_some() {
             continue;

@@ -187,6 +187,18 @@ async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() ->
         };
         assert_eq!(ids(&a), ids(&b), "hybrid {query}");
     }
+    // The other project holds a quarter of the table: FTS5 searches its rows alone, and
+    // the pick ranks its memories alone, with the same results.
+    let mut resident_other = open(format!("{project}-other")).await;
+    resident_other.enable_resident_keywords();
+    resident_other.load_resident_keywords().await.unwrap();
+    let mut other_hits = 0;
+    for query in &queries {
+        let got = search_counted(&resident_other, &keyword(query), requests, query).await;
+        assert_same(&got, &other.search(&keyword(query)).await.unwrap(), query);
+        other_hits += got.hits.len();
+    }
+    assert!(other_hits > queries.len(), "{other_hits}");
     let report = long_report(&corpus);
     let got = resident.search(&keyword(&report)).await.unwrap();
     assert!(!got.emphasized.is_empty(), "{:?}", got.tokens);
@@ -242,8 +254,13 @@ async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() ->
     // The index catches up with the fillers (FTS5 answers this search).
     resident.search(&keyword("quartzlamp")).await.unwrap();
     db.transaction(&[Statement::with_params(
-        "INSERT INTO memories_fts (memory_id, content, tags, related_files) VALUES (?1, ?2, '', '')",
-        vec![Value::from(planted.as_str()), Value::from("zyzzyvaquark")],
+        "INSERT INTO memory_keywords (memory_id, content, tags, related_files, project) \
+         VALUES (?1, ?2, '', '', char(57344) || hex(?3))",
+        vec![
+            Value::from(planted.as_str()),
+            Value::from("zyzzyvaquark"),
+            Value::from(project.as_str()),
+        ],
     )])
     .await
     .unwrap();
@@ -254,7 +271,7 @@ async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() ->
     assert!(picked.hits.iter().all(|h| &h.memory.id != planted));
     assert!(picked.hits.iter().all(|h| fillers.contains(&h.memory.id)));
     db.transaction(&[Statement::with_params(
-        "DELETE FROM memories_fts WHERE memory_id = ?1 AND content = 'zyzzyvaquark'",
+        "DELETE FROM memory_keywords WHERE memory_id = ?1 AND content = 'zyzzyvaquark'",
         vec![Value::from(planted.as_str())],
     )])
     .await

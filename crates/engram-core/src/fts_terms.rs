@@ -1,9 +1,9 @@
 //! The terms SQLite's FTS5 `porter unicode61` tokenizer indexes for a text: what the keyword
-//! index (`memories_fts`) holds, so an in-memory index built from the same texts holds the
+//! index (`memory_keywords`) holds, so an in-memory index built from the same texts holds the
 //! same terms, counts and document lengths.
 //!
 //! `unicode61` (with its default `remove_diacritics=1`) keeps runs of token characters: ASCII
-//! letters and digits, and the non-ASCII code points of [`table::TOKEN_RANGES`]; every other
+//! letters and digits, and the non-ASCII code points of `table::TOKEN_RANGES`; every other
 //! character separates tokens. Each kept character is folded (lower case, diacritics removed;
 //! a combining mark may fold to nothing), and `porter` stems each token
 //! ([`crate::porter::stem`]). The table was probed from FTS5 itself, one code point at a

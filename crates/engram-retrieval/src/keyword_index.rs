@@ -6,7 +6,7 @@
 //! keep the postings in memory and pass the best ids into the candidate statement, which
 //! then only fetches and filters them (the resident vectors do the same for the dense path).
 //!
-//! The index holds exactly what `memories_fts` holds, so its scores are FTS5's: the terms come
+//! The index holds exactly what `memory_keywords` holds, so its scores are FTS5's: the terms come
 //! from [`engram_core::fts_terms`] (FTS5's `porter unicode61` tokenizer, checked against the
 //! engine), and [`KeywordIndex::best`] computes FTS5's BM25 with the keyword path's column
 //! weights, in FTS5's order of operations. Keeping it in step with the table (a change log
@@ -29,7 +29,7 @@ pub const COLUMN_WEIGHTS: [u32; 3] = [1, 3, 2];
 pub const MIN_IDF: f64 = 1e-6;
 
 /// The indexed text of one memory: its content, its tags and its related files, each as
-/// the keyword table stores it (tags and paths joined by spaces).
+/// the keyword table stores it (tags and paths joined by spaces), and its project.
 #[derive(Debug, Clone, Copy)]
 pub struct KeywordColumns<'a> {
     /// The memory's content.
@@ -38,6 +38,9 @@ pub struct KeywordColumns<'a> {
     pub tags: &'a str,
     /// Its related files, space-separated.
     pub files: &'a str,
+    /// Its project's id. The table's `project` column holds it as one term that no query
+    /// can search for, so it counts once in the memory's length and nowhere else.
+    pub project: &'a str,
 }
 
 /// Term postings of every memory in the keyword table, with the change-log position they
@@ -48,6 +51,7 @@ pub struct KeywordIndex {
     postings: Vec<Vec<Posting>>,
     docs: Vec<Option<Document>>,
     slots: HashMap<Box<str>, u32>,
+    projects: HashMap<Box<str>, u32>,
     free: Vec<u32>,
     total_terms: u64,
     live: usize,
@@ -64,6 +68,8 @@ struct Posting {
 #[derive(Debug, Clone)]
 struct Document {
     id: Box<str>,
+    /// Its project, interned.
+    project: u32,
     /// Terms in all columns: the length FTS5 records.
     length: u32,
     /// The terms it has postings under.
@@ -112,7 +118,8 @@ impl KeywordIndex {
     pub fn upsert(&mut self, id: &str, columns: KeywordColumns<'_>) {
         self.remove(id);
         let mut frequencies: HashMap<u32, u32> = HashMap::new();
-        let mut length = 0u32;
+        // The project column's one term.
+        let mut length = 1u32;
         let texts = [columns.content, columns.tags, columns.files];
         for (text, weight) in texts.into_iter().zip(COLUMN_WEIGHTS) {
             for_each_term(text, |term| {
@@ -133,8 +140,14 @@ impl KeywordIndex {
         for (&t, &frequency) in &frequencies {
             self.postings[t as usize].push(Posting { slot, frequency });
         }
+        let next_project = self.projects.len() as u32;
+        let project = *self
+            .projects
+            .entry(columns.project.into())
+            .or_insert(next_project);
         self.docs[slot as usize] = Some(Document {
             id: id.into(),
+            project,
             length,
             terms: terms.into(),
         });
@@ -180,24 +193,32 @@ impl KeywordIndex {
 
     /// The `k` memories that rank best for a query of one phrase per term in `query`
     /// (stemmed terms, OR-ed), best first, ties by id, each with its score: the negated
-    /// `bm25(memories_fts, 0, 1, 3, 2)` FTS5 computes for it. A repeated term counts once
-    /// per occurrence, as a repeated phrase does in FTS5.
+    /// `bm25(memory_keywords, 0, 1, 3, 2, 0)` FTS5 computes for it. A repeated term counts
+    /// once per occurrence, as a repeated phrase does in FTS5.
     pub fn best(&self, query: &[&str], k: usize) -> Vec<(&str, f64)> {
-        self.best_with(query, k, &mut ScoreScratch::default())
+        self.best_with(query, k, None, &mut ScoreScratch::default())
     }
 
-    /// [`KeywordIndex::best`] with the score accumulators in `scratch`, which a caller keeps
-    /// between searches: a search then touches only the memories its terms match, where a
-    /// fresh array is a zeroed allocation of 8 bytes per memory (800 KB at 100K).
+    /// [`KeywordIndex::best`] among the memories of `project` (every project's with
+    /// `None`; the statistics are the whole index's either way, as FTS5's are the
+    /// table's), with the score accumulators in `scratch`, which a caller keeps between
+    /// searches: a search then touches only the memories its terms match, where a fresh
+    /// array is a zeroed allocation of 8 bytes per memory (800 KB at 100K).
     pub fn best_with(
         &self,
         query: &[&str],
         k: usize,
+        project: Option<&str>,
         scratch: &mut ScoreScratch,
     ) -> Vec<(&str, f64)> {
         if self.live == 0 || k == 0 {
             return Vec::new();
         }
+        let project = match project.map(|p| self.projects.get(p)) {
+            None => None,
+            Some(Some(&p)) => Some(p),
+            Some(None) => return Vec::new(),
+        };
         let rows = self.live as f64;
         let average_length = self.total_terms as f64 / rows;
         let scores = &mut scratch.scores;
@@ -217,6 +238,9 @@ impl KeywordIndex {
                 let Some(doc) = &self.docs[posting.slot as usize] else {
                     continue;
                 };
+                if project.is_some_and(|p| p != doc.project) {
+                    continue;
+                }
                 let frequency = f64::from(posting.frequency);
                 let length = f64::from(doc.length);
                 // FTS5's expression, operation for operation, so scores agree to the bit.
@@ -317,6 +341,7 @@ mod tests {
             content,
             tags,
             files,
+            project: "p",
         }
     }
 
@@ -335,16 +360,17 @@ mod tests {
         index.upsert("b", columns("upload fails on retries", "", ""));
         index.upsert("c", columns("nothing relevant here at all", "misc", ""));
         index.upsert("d", columns("more words about nothing", "", ""));
-        // Lengths: a 3 + 1 + 3 = 7, b 4, c 5 + 1 = 6, d 4; 21 terms over 4 rows.
-        let average = 21.0 / 4.0;
+        // Lengths, each with its project's term: a 3 + 1 + 3 + 1 = 8, b 5, c 5 + 1 + 1 = 7,
+        // d 5; 25 terms over 4 rows.
+        let average = 25.0 / 4.0;
         let idf = |hits: f64| f64::ln((4.0 - hits + 0.5) / (hits + 0.5)).max(MIN_IDF);
         let best = index.best(&["upload", "retri"], 10);
         assert_eq!(best.iter().map(|h| h.0).collect::<Vec<_>>(), ["a", "b"]);
         // "upload" is in two rows (idf ln(5/5) → the floor), "retri" in two as well.
         let (u, r) = (idf(2.0), idf(2.0));
         // a: upload once in content, once in tags (×3), once in files (×2) = 6; retry once.
-        let a = bm25(&[u, r], &[6.0, 1.0], 7.0, average);
-        let b = bm25(&[u, r], &[1.0, 1.0], 4.0, average);
+        let a = bm25(&[u, r], &[6.0, 1.0], 8.0, average);
+        let b = bm25(&[u, r], &[1.0, 1.0], 5.0, average);
         assert!((best[0].1 - a).abs() < 1e-12, "{} {a}", best[0].1);
         assert!((best[1].1 - b).abs() < 1e-12, "{} {b}", best[1].1);
         assert_eq!(index.document_frequency("upload"), 2);
@@ -397,7 +423,7 @@ mod tests {
                 index.upsert("m999", columns("alpha delta delta", "", ""));
             }
             assert_eq!(
-                index.best_with(terms, 40, &mut scratch),
+                index.best_with(terms, 40, None, &mut scratch),
                 index.best(terms, 40)
             );
         }
@@ -429,7 +455,42 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_memory_counts_as_a_row_of_no_terms() {
+    fn a_project_keeps_its_own_matches_scored_by_the_whole_index() {
+        let mut index = KeywordIndex::new();
+        for n in 0..40usize {
+            let project = if n % 4 == 0 { "small" } else { "large" };
+            let text = ["lock wait", "lock retry lock", "upload wait"][n % 3];
+            index.upsert(
+                &format!("m{n:02}"),
+                KeywordColumns {
+                    project,
+                    ..columns(text, "", "")
+                },
+            );
+        }
+        let mut scratch = ScoreScratch::default();
+        let query = ["lock", "wait"];
+        let every = index.best(&query, usize::MAX);
+        let small = index.best_with(&query, usize::MAX, Some("small"), &mut scratch);
+        assert_eq!(small.len(), 10);
+        let expected: Vec<_> = every
+            .iter()
+            .filter(|(id, _)| id[1..].parse::<usize>().is_ok_and(|n| n % 4 == 0))
+            .copied()
+            .collect();
+        assert_eq!(small, expected);
+        assert_eq!(
+            index.best_with(&query, 3, Some("small"), &mut scratch),
+            expected[..3]
+        );
+        assert!(index
+            .best_with(&query, 5, Some("absent"), &mut scratch)
+            .is_empty());
+        assert_eq!(index.best_with(&query, 5, None, &mut scratch), every[..5]);
+    }
+
+    #[test]
+    fn an_empty_memory_counts_as_a_row_of_its_project_term() {
         let mut index = KeywordIndex::new();
         index.upsert("a", columns("word", "", ""));
         let alone = index.best(&["word"], 1)[0].1;

@@ -346,12 +346,13 @@ impl<D: Database> Engram<D> {
                 insert_params(&id, &self.config.project_id, &now, &memory),
             ));
             statements.push(Statement::with_params(
-                sql::INSERT_FTS,
+                sql::INSERT_KEYWORDS,
                 vec![
                     Value::from(id.as_str()),
                     Value::from(memory.content.as_str()),
                     Value::from(memory.tags.join(" ")),
                     Value::from(memory.related_files.join(" ")),
+                    Value::from(self.config.project_id.as_str()),
                 ],
             ));
             if !memory.related_files.is_empty() {
@@ -447,7 +448,7 @@ impl<D: Database> Engram<D> {
                 ),
                 Statement::with_params(
                     // Only drop the index row if this project's memory was just forgotten.
-                    format!("{} AND changes() = 1", sql::DELETE_FTS),
+                    format!("{} AND changes() = 1", sql::DELETE_KEYWORDS),
                     vec![Value::from(id)],
                 ),
             ])

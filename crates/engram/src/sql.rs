@@ -20,9 +20,10 @@ secret_scan_skipped, citation_text, chunk_type, chunk_start_line, chunk_end_line
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
 ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
 
-/// Indexes a memory for keyword search (`?1` id, `?2` content, `?3` tags, `?4` files).
-pub const INSERT_FTS: &str =
-    "INSERT INTO memories_fts (memory_id, content, tags, related_files) VALUES (?1, ?2, ?3, ?4)";
+/// Indexes a memory for keyword search (`?1` id, `?2` content, `?3` tags, `?4` files, `?5`
+/// project id, stored as its term: [`engram_core::schema::project_term`]).
+pub const INSERT_KEYWORDS: &str = "INSERT INTO memory_keywords \
+(memory_id, content, tags, related_files, project) VALUES (?1, ?2, ?3, ?4, char(57344) || hex(?5))";
 
 /// Reads one live memory (`?1` id, `?2` project).
 pub fn select_memory() -> String {
@@ -36,7 +37,7 @@ pub const FORGET_MEMORY: &str = "UPDATE memories SET deprecated = 1, deprecated_
 WHERE id = ?1 AND project_id = ?2 AND deprecated = 0";
 
 /// Removes a forgotten memory from the keyword index (`?1` id).
-pub const DELETE_FTS: &str = "DELETE FROM memories_fts WHERE memory_id = ?1";
+pub const DELETE_KEYWORDS: &str = "DELETE FROM memory_keywords WHERE memory_id = ?1";
 
 /// Stores a memory's vector (`?1` id, `?2` F32 blob, `?3` model, `?4` dims, `?5` now),
 /// replacing one of an older model.
@@ -60,3 +61,13 @@ ORDER BY m.created_at, m.id LIMIT ?3"
 pub const COUNT_PENDING: &str = "SELECT count(*) FROM memories m WHERE m.project_id = ?1 \
 AND m.deprecated = 0 AND NOT EXISTS (SELECT 1 FROM memory_embeddings e \
 WHERE e.memory_id = m.id AND e.model_id = ?2)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keyword_insert_stores_the_shared_project_term() {
+        assert!(INSERT_KEYWORDS.contains(&engram_core::schema::project_term("?5")));
+    }
+}

@@ -39,6 +39,7 @@ impl ResidentKeywords {
                         content: &text.content,
                         tags: &text.tags,
                         files: &text.files,
+                        project: &text.project,
                     },
                 ),
                 None => {
@@ -58,20 +59,22 @@ pub(super) struct TextChange {
     pub(super) text: Option<IndexedText>,
 }
 
-/// A memory's text as the keyword table holds it.
+/// A memory's text as the keyword table holds it, and its project.
 pub(super) struct IndexedText {
     pub(super) content: String,
     /// Tags joined by spaces.
     pub(super) tags: String,
     /// Related files joined by spaces.
     pub(super) files: String,
+    /// The memory's project id (one term in the table, counted in its length).
+    pub(super) project: String,
 }
 
 impl IndexedText {
     /// The keyword table's text of a memory from its stored columns (tags and files are JSON
     /// arrays, written to the table joined by spaces; a value that is not a JSON array of
     /// strings is taken as written).
-    pub(super) fn from_columns(content: String, tags: &str, files: &str) -> Self {
+    pub(super) fn from_columns(content: String, tags: &str, files: &str, project: String) -> Self {
         fn joined(json: &str) -> String {
             serde_json::from_str::<Vec<String>>(json)
                 .map(|items| items.join(" "))
@@ -81,6 +84,7 @@ impl IndexedText {
             content,
             tags: joined(tags),
             files: joined(files),
+            project,
         }
     }
 }
@@ -139,8 +143,14 @@ impl KeywordPick {
     /// The pick for a query of `terms` (from the analysis's tokens, whose quoted, OR-ed list
     /// is the MATCH expression) keeping `limit` keyword candidates. It mirrors the statement's
     /// FTS5 fast form: the tokens whose stems are in fewer than half the memories (all of
-    /// them if none is), their best [`KEYWORD_OVERFETCH`] × `limit` matches.
-    pub(super) fn from(resident: &mut ResidentKeywords, terms: &MatchTerms, limit: usize) -> Self {
+    /// them if none is), their best [`KEYWORD_OVERFETCH`] × `limit` matches in `project`
+    /// (the statement keeps only its memories, so the pick holds no others).
+    pub(super) fn from(
+        resident: &mut ResidentKeywords,
+        terms: &MatchTerms,
+        limit: usize,
+        project: &str,
+    ) -> Self {
         let seq = resident.index.seq();
         // A phrase (`max_retries` reads as `max retries`) needs term positions, which the
         // index does not keep: FTS5 answers such a query.
@@ -150,7 +160,12 @@ impl KeywordPick {
         let query = resident.index.informative(&terms);
         let scored = resident
             .index
-            .best_with(&query, KEYWORD_OVERFETCH * limit, &mut resident.scratch)
+            .best_with(
+                &query,
+                KEYWORD_OVERFETCH * limit,
+                Some(project),
+                &mut resident.scratch,
+            )
             .into_iter()
             .map(|(id, score)| (id.to_owned(), score))
             .collect();
@@ -174,18 +189,27 @@ mod tests {
         TextChange {
             id: id.to_owned(),
             seq,
-            text: Some(IndexedText::from_columns(content.to_owned(), "[]", "[]")),
+            text: Some(IndexedText::from_columns(
+                content.to_owned(),
+                "[]",
+                "[]",
+                "p".into(),
+            )),
         }
     }
 
     #[test]
     fn tags_and_files_are_joined_as_the_table_has_them() {
-        let text =
-            IndexedText::from_columns("c".into(), r#"["db","lock wait"]"#, r#"["src/a.rs"]"#);
+        let text = IndexedText::from_columns(
+            "c".into(),
+            r#"["db","lock wait"]"#,
+            r#"["src/a.rs"]"#,
+            "p".into(),
+        );
         assert_eq!(text.tags, "db lock wait");
         assert_eq!(text.files, "src/a.rs");
         assert_eq!(
-            IndexedText::from_columns("c".into(), "oops", "").tags,
+            IndexedText::from_columns("c".into(), "oops", "", "p".into()).tags,
             "oops"
         );
     }
@@ -195,7 +219,7 @@ mod tests {
         let mut resident = ResidentKeywords::default();
         let tokens = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
         assert!(
-            KeywordPick::from(&mut resident, &MatchTerms::of(&tokens(&["lock"])), 2)
+            KeywordPick::from(&mut resident, &MatchTerms::of(&tokens(&["lock"])), 2, "p")
                 .scored
                 .is_none()
         );
@@ -211,6 +235,7 @@ mod tests {
             &mut resident,
             &MatchTerms::of(&tokens(&["locks", "timeout"])),
             2,
+            "p",
         );
         assert_eq!(pick.seq, 6);
         let ids: Vec<&str> = pick
@@ -224,7 +249,7 @@ mod tests {
         // A phrase is left to FTS5; a token of another script is one folded term.
         for declined in [&["max_retries"][..], &["lock", "max_retries"]] {
             assert!(
-                KeywordPick::from(&mut resident, &MatchTerms::of(&tokens(declined)), 2)
+                KeywordPick::from(&mut resident, &MatchTerms::of(&tokens(declined)), 2, "p")
                     .scored
                     .is_none()
             );
@@ -234,6 +259,7 @@ mod tests {
             &mut resident,
             &MatchTerms::of(&tokens(&["CAFÉ", "réservation"])),
             2,
+            "p",
         );
         assert_eq!(pick.scored.unwrap()[0].0, "g");
         assert_eq!(single_term("Réservations").as_deref(), Some("reserv"));
@@ -247,5 +273,23 @@ mod tests {
         resident.apply(vec![added("a", 3, "database lock timeout")]);
         assert!(!resident.index.contains("a"));
         assert_eq!(resident.index.seq(), 8);
+        // Another project's memory is never picked for this one, and only it for its own.
+        let mut other = added("h", 9, "database lock timeout");
+        if let Some(text) = other.text.as_mut() {
+            text.project = "q".into();
+        }
+        resident.apply(vec![other]);
+        let lock_tokens = tokens(&["lock", "timeout"]);
+        let lock = MatchTerms::of(&lock_tokens);
+        let mut picked = |project| {
+            KeywordPick::from(&mut resident, &lock, 2, project)
+                .scored
+                .unwrap()
+                .into_iter()
+                .map(|s| s.0)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(picked("p"), ["b"]);
+        assert_eq!(picked("q"), ["h"]);
     }
 }

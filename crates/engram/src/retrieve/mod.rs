@@ -441,6 +441,7 @@ impl<D: Database> Engram<D> {
                 &mut resident.borrow_mut(),
                 &terms,
                 keyword_limit(query) as usize,
+                &self.config.project_id,
             )),
             _ => None,
         };
@@ -682,6 +683,7 @@ fn decode_candidates(rows: &Rows) -> Result<Decoded, EngramError> {
                         content.to_owned(),
                         text(4, "tags").ok().flatten().unwrap_or("[]"),
                         text(5, "related files").ok().flatten().unwrap_or("[]"),
+                        text(6, "project").ok().flatten().unwrap_or("").to_owned(),
                     )
                 });
                 if let Some(id) = id {

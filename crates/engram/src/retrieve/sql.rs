@@ -15,8 +15,9 @@ pub(crate) const DENSE_CANDIDATES: u32 = 30;
 pub(crate) const GRAPH_CANDIDATES: u32 = 15;
 
 /// The keyword path's score, higher is better: BM25 with the content counted once, tags
-/// three times and file paths twice (the memory id column is not searched).
-const BM25: &str = "-bm25(memories_fts, 0.0, 1.0, 3.0, 2.0)";
+/// three times and file paths twice (the memory id column is not searched, and the project
+/// column only restricts).
+const BM25: &str = "-bm25(memory_keywords, 0.0, 1.0, 3.0, 2.0, 0.0)";
 
 /// Parameter numbers of the statement.
 ///
@@ -169,6 +170,13 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // know keeps its token). If every term is that common, the full expression runs; and
     // the exact form always uses the full expression, so a memory that only shares common
     // terms is still found when the rarer terms match fewer than `limit` memories.
+    // Both forms search only the project's rows when it holds at most half the table
+    // (`scope`): the MATCH then ANDs its project term, so FTS5 visits and ranks that
+    // project's matches alone, instead of every project's, filtered afterwards. Its weight
+    // in `bm25()` is 0, so every score is what it is without it. A project holding most of
+    // the table searches unrestricted: ANDing its long list of rows, and counting them for
+    // the term's weight, would cost more than the few matches it leaves out. The count is
+    // one seek (`memory_counts`, kept by triggers).
     // With resident keywords, the fast form takes their pick instead: the same best
     // 4 × limit matches of the same terms, scored as FTS5 scores them (the index mirrors
     // the table), so filtering them gives the same rows. The pick arrives best first (score,
@@ -178,6 +186,7 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // memory changed after the index's position; otherwise FTS5's fast form runs, behind a
     // LIMIT that is 0 when the pick counts.
     let keyword_ctes = if paths.keyword {
+        let project_term = engram_core::schema::project_term(&format!("?{PROJECT}"));
         // Whether the pick counts is written out where it is read, twice: an index seek
         // each, cheaper than the temporary table a shared CTE would fill.
         let pick_counts = format!(
@@ -192,9 +201,10 @@ INDEXED BY idx_memory_changes_seq WHERE c.seq > ?{KEYWORD_SEQ}))"
         let fts_fast = format!(
             "SELECT m.rowid AS rid, f.metric AS metric FROM (\
 SELECT x.memory_id AS memory_id, r.metric AS metric FROM (\
-SELECT rowid AS rid, {BM25} AS metric FROM memories_fts \
-WHERE memories_fts MATCH (SELECT e FROM kwexpr) ORDER BY metric DESC LIMIT {fts_fast_limit}) r \
-CROSS JOIN memories_fts x ON x.rowid = r.rid) f \
+SELECT rowid AS rid, {BM25} AS metric FROM memory_keywords \
+WHERE memory_keywords MATCH (SELECT scope || e || ')' FROM kwexpr) \
+ORDER BY metric DESC LIMIT {fts_fast_limit}) r \
+CROSS JOIN memory_keywords x ON x.rowid = r.rid) f \
 CROSS JOIN memories m ON m.id = f.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
         );
@@ -215,9 +225,12 @@ UNION ALL SELECT rid, metric FROM ({fts_fast})), "
             "kwterms AS MATERIALIZED (SELECT json_extract(value, '$[0]') AS token, \
 json_extract(value, '$[1]') AS stem FROM json_each(?{TERMS})), \
 kwkept AS MATERIALIZED (SELECT t.token AS token FROM kwterms t WHERE t.stem IS NULL \
-OR 2 * coalesce((SELECT voc.doc FROM memories_fts_vocab voc WHERE voc.term = t.stem), 0) \
-< (SELECT count(*) FROM memories_fts_docsize)), \
-kwexpr AS MATERIALIZED (SELECT coalesce(\
+OR 2 * coalesce((SELECT voc.doc FROM memory_keywords_vocab voc WHERE voc.term = t.stem), 0) \
+< (SELECT count(*) FROM memory_keywords_docsize)), \
+kwexpr AS MATERIALIZED (SELECT CASE WHEN \
+2 * coalesce((SELECT live FROM memory_counts WHERE project_id = ?{PROJECT}), 0) \
+<= (SELECT count(*) FROM memory_keywords_docsize) \
+THEN 'project:\"' || {project_term} || '\" AND (' ELSE '(' END AS scope, coalesce(\
 (SELECT group_concat('\"' || token || '\"', ' OR ') FROM kwkept), ?{MATCH}) AS e), \
 {fast}\
 {}, ",
@@ -226,7 +239,8 @@ kwexpr AS MATERIALIZED (SELECT coalesce(\
                 "kwfast",
                 &format!(
                     "SELECT m.rowid AS rid, g.metric AS metric FROM (\
-SELECT memory_id, {BM25} AS metric FROM memories_fts WHERE memories_fts MATCH ?{MATCH}) g \
+SELECT memory_id, {BM25} AS metric FROM memory_keywords \
+WHERE memory_keywords MATCH (SELECT scope || ?{MATCH} || ')' FROM kwexpr)) g \
 CROSS JOIN memories m ON m.id = g.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
                 ),
@@ -342,9 +356,10 @@ WHERE src.path <> dst.path) "
     };
     // The memory changes after the resident keywords' position, at most `?CHANGE_LIMIT`.
     let text_changes = if paths.keyword && paths.resident_keywords {
-        let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 3].join(", ");
+        let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 4].join(", ");
         format!(
-            " UNION ALL SELECT 'txt', tc.id, tc.seq, tc.content, tc.tags, tc.files, {nulls} FROM ({}) tc",
+            " UNION ALL SELECT 'txt', tc.id, tc.seq, tc.content, tc.tags, tc.files, tc.project, {nulls} \
+FROM ({}) tc",
             text_changes_from([KEYWORD_SEQ, CHANGE_LIMIT])
         )
     } else {
@@ -468,14 +483,14 @@ CROSS JOIN memories m ON m.id = g.id WHERE {filter} GROUP BY m.id ORDER BY metri
 }
 
 /// The memory changes after a change-log position, oldest first and at most a limit: id,
-/// position, and the memory's content, tags and related files (stored JSON) when it is live,
-/// which is when the keyword table holds it (NULL content: drop it). `params` numbers the
-/// position and the limit. Every project's memories count: BM25's statistics are the
-/// table's.
+/// position, and the memory's content, tags and related files (stored JSON) and project
+/// when it is live, which is when the keyword table holds it (NULL content: drop it).
+/// `params` numbers the position and the limit. Every project's memories count: BM25's
+/// statistics are the table's.
 fn text_changes_from([known, limit]: [usize; 2]) -> String {
     format!(
         "SELECT c.memory_id AS id, c.seq AS seq, CASE WHEN cm.deprecated = 0 THEN cm.content END \
-AS content, cm.tags AS tags, cm.related_files AS files \
+AS content, cm.tags AS tags, cm.related_files AS files, cm.project_id AS project \
 FROM memory_changes c INDEXED BY idx_memory_changes_seq \
 LEFT JOIN memories cm ON cm.id = c.memory_id WHERE c.seq > ?{known} \
 ORDER BY c.seq LIMIT ?{limit} + 0"
@@ -483,11 +498,11 @@ ORDER BY c.seq LIMIT ?{limit} + 0"
 }
 
 /// The memory changes alone, as the candidate statement returns them (`kind`, id,
-/// position, content, tags, files), for loading resident keywords ahead of searches:
+/// position, content, tags, files, project), for loading resident keywords ahead of searches:
 /// `?1` the index's position, `?2` the most to return.
 pub(crate) fn text_changes() -> String {
     format!(
-        "SELECT 'txt', tc.id, tc.seq, tc.content, tc.tags, tc.files FROM ({}) tc",
+        "SELECT 'txt', tc.id, tc.seq, tc.content, tc.tags, tc.files, tc.project FROM ({}) tc",
         text_changes_from([1, 2])
     )
 }
