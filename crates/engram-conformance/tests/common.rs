@@ -112,3 +112,32 @@ impl engram::Embed for FakeWordEmbedder {
         })
     }
 }
+
+/// Runs the async `scenario(db)` as two tests: `$file` on an embedded libSQL file and
+/// `$http` on the test server over HTTP.
+#[allow(unused_macros)]
+macro_rules! on_a_file_and_over_http {
+    ($scenario:ident, $file:ident, $http:ident) => {
+        #[tokio::test]
+        async fn $file() {
+            let path = common::temp_db(stringify!($file));
+            let db = engram_libsql::LocalDatabase::open(path.to_str().unwrap())
+                .await
+                .unwrap();
+            $scenario(&db).await;
+        }
+
+        #[tokio::test]
+        async fn $http() {
+            let server =
+                engram_testserver::TestServer::start(engram_testserver::ServerConfig::default())
+                    .expect("test server starts");
+            let db = engram_hrana::HranaClient::new(
+                engram_hrana::ReqwestTransport::new(),
+                &server.url(),
+                None,
+            );
+            $scenario(&db).await;
+        }
+    };
+}

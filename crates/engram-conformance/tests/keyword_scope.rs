@@ -3,14 +3,12 @@
 //! a version 8 database is migrated to it with every live memory's text and nothing else.
 //! On an embedded libSQL file and on the test server over HTTP.
 
+#[macro_use]
 mod common;
 
-use common::{nonce, open_project, temp_db};
+use common::{nonce, open_project};
 use engram::{Database, Engram, MemoryType, NewMemory, SearchMode, SearchQuery};
-use engram_hrana::{HranaClient, ReqwestTransport};
-use engram_libsql::LocalDatabase;
 use engram_store::{Statement, Value};
-use engram_testserver::{ServerConfig, TestServer};
 
 fn keyword(text: &str) -> SearchQuery {
     SearchQuery {
@@ -276,26 +274,6 @@ async fn version_8_databases_are_migrated<D: Database + Copy>(db: D) {
     assert_eq!(count(db, rows).await, 23);
     assert_counts_match(db, &[&project, &second_id]).await;
     assert_eq!(keyword_hits(&reopened, queries[0]).await, before[0]);
-}
-
-/// Runs `scenario` as two tests: `$file` on an embedded libSQL file and `$http` on the test
-/// server over HTTP.
-macro_rules! on_a_file_and_over_http {
-    ($scenario:ident, $file:ident, $http:ident) => {
-        #[tokio::test]
-        async fn $file() {
-            let path = temp_db(stringify!($file));
-            let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
-            $scenario(&db).await;
-        }
-
-        #[tokio::test]
-        async fn $http() {
-            let server = TestServer::start(ServerConfig::default()).expect("test server starts");
-            let db = HranaClient::new(ReqwestTransport::new(), &server.url(), None);
-            $scenario(&db).await;
-        }
-    };
 }
 
 on_a_file_and_over_http!(

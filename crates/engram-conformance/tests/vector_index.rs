@@ -3,17 +3,15 @@
 //! respect projects, types and forgotten memories, and pick up vectors stored before it was
 //! enabled and by writers that never enabled it, and be searched only from its threshold.
 
+#[macro_use]
 mod common;
 mod real_model;
 
 use std::rc::Rc;
 
-use common::{nonce, open_project, temp_db, FakeWordEmbedder};
+use common::{nonce, open_project, FakeWordEmbedder};
 use engram::{Database, Embed, MemoryType, NewMemory, SearchMode, SearchQuery};
-use engram_hrana::{HranaClient, ReqwestTransport};
-use engram_libsql::LocalDatabase;
 use engram_store::{Statement, Value};
-use engram_testserver::{ServerConfig, TestServer};
 use real_model::{open_with_model, real_model};
 
 const MEMORIES: [(&str, MemoryType); 10] = [
@@ -389,26 +387,6 @@ async fn the_index_answers_from_its_threshold<D: Database + Copy>(db: D) {
     assert_eq!(top(Some(39)).await, ids[7]);
     let exact = writer.search(&dense(query)).await.unwrap().hits;
     assert_eq!(exact[0].memory.id, relevant);
-}
-
-/// Runs `scenario` as two tests: `$file` on an embedded libSQL file and `$http` on the test
-/// server over HTTP.
-macro_rules! on_a_file_and_over_http {
-    ($scenario:ident, $file:ident, $http:ident) => {
-        #[tokio::test]
-        async fn $file() {
-            let path = temp_db(stringify!($file));
-            let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
-            $scenario(&db).await;
-        }
-
-        #[tokio::test]
-        async fn $http() {
-            let server = TestServer::start(ServerConfig::default()).expect("test server starts");
-            let db = HranaClient::new(ReqwestTransport::new(), &server.url(), None);
-            $scenario(&db).await;
-        }
-    };
 }
 
 on_a_file_and_over_http!(
