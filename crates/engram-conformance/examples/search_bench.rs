@@ -316,9 +316,8 @@ async fn nearest_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) 
 }
 
 /// A project of 300 memories beside the large one, in the same keyword table: its keyword
-/// searches, and FTS5's exact form for its queries over every project's matches and over its
-/// own (what the project column saves), beside what the large project pays to learn that it
-/// searches the whole table.
+/// searches, and FTS5's exact form for each project's queries over every project's matches
+/// and over its own rowid range (what the ranges save the small one, and cost the large).
 async fn small_project_keywords(
     db: &LocalDatabase,
     vocab: &[String],
@@ -343,57 +342,38 @@ async fn small_project_keywords(
     let (p, stages) = measure(&resident, queries).await;
     row(size, "small project (300), keyword (resident)", p, &stages);
 
-    let term = engram_core::schema::project_term("?2");
-    for (label, scope) in [
-        (
-            "  of which: FTS5 exact form, every project",
-            "''".to_owned(),
-        ),
-        (
-            "  of which: FTS5 exact form, its project",
-            format!("'project:\"' || {term} || '\" AND '"),
-        ),
-    ] {
-        let sql = format!(
-            "SELECT m.id, -bm25(memory_keywords, 0.0, 1.0, 3.0, 2.0, 0.0) AS s FROM memory_keywords \
-CROSS JOIN memories m ON m.id = memory_keywords.memory_id \
-WHERE memory_keywords MATCH {scope} || '(' || ?1 || ')' AND m.project_id = ?2 \
-ORDER BY s DESC LIMIT 20"
-        );
-        let latencies = timed(db, queries, |q| {
-            let expression = engram_core::query::match_expression(q)?;
-            Some(Statement::with_params(
-                sql.as_str(),
-                vec![Value::from(expression), Value::from("small")],
-            ))
-        })
-        .await;
-        row(size, label, latencies, "");
-    }
-    // The large project's size, as the statement learns it (one seek), and counted from its
-    // rows up to half the table (the alternative the count table replaced).
-    for (label, count) in [
-        (
-            "  large project's size, seek",
-            "SELECT 2 * coalesce((SELECT live FROM memory_counts WHERE project_id = ?1), 0) \
-<= (SELECT count(*) FROM memory_keywords_docsize)",
-        ),
-        (
-            "  large project's size, counted",
-            "SELECT 2 * (SELECT count(*) FROM (SELECT 1 FROM memories \
-INDEXED BY idx_memories_not_deprecated WHERE project_id = ?1 AND deprecated = 0 \
-LIMIT (SELECT count(*) FROM memory_keywords_docsize) / 2 + 1)) \
-<= (SELECT count(*) FROM memory_keywords_docsize)",
-        ),
-    ] {
-        let latencies = timed(db, queries, |_| {
-            Some(Statement::with_params(
-                count,
-                vec![Value::from(EngramConfig::default().project_id)],
-            ))
-        })
-        .await;
-        row(size, label, latencies, "");
+    let rowids = engram_core::schema::PROJECT_ROWIDS;
+    let large = EngramConfig::default().project_id;
+    for (project, label) in [("small", "small"), (large.as_str(), "large")] {
+        for (range, scope) in [
+            ("", "every project"),
+            (
+                " AND memories_fts.rowid >= (SELECT key * {R} FROM projects WHERE project_id = ?2) \
+AND memories_fts.rowid < (SELECT (key + 1) * {R} FROM projects WHERE project_id = ?2)",
+                "its rowid range",
+            ),
+        ] {
+            let sql = format!(
+                "SELECT m.id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS s FROM memories_fts \
+CROSS JOIN memories m ON m.id = memories_fts.memory_id \
+WHERE memories_fts MATCH ?1{} AND m.project_id = ?2 ORDER BY s DESC LIMIT 20",
+                range.replace("{R}", &rowids.to_string())
+            );
+            let latencies = timed(db, queries, |q| {
+                let expression = engram_core::query::match_expression(q)?;
+                Some(Statement::with_params(
+                    sql.as_str(),
+                    vec![Value::from(expression), Value::from(project)],
+                ))
+            })
+            .await;
+            row(
+                size,
+                &format!("  {label}: FTS5 exact form, {scope}"),
+                latencies,
+                "",
+            );
+        }
     }
 }
 

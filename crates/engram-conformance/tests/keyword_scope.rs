@@ -1,7 +1,7 @@
-//! The keyword table's project column (schema v9): a project holding at most half the table
-//! is searched through its own rows only, with the scores an unrestricted search gives; and
-//! a version 8 database is migrated to it with every live memory's text and nothing else.
-//! On an embedded libSQL file and on the test server over HTTP.
+//! Keyword rowid ranges (schema v9): a project's keyword search reads only its own rows,
+//! with the scores a search of the whole table gives; the per-project counts follow every
+//! change; and a version 8 database is migrated with every keyword row kept. On an embedded
+//! libSQL file and on the test server over HTTP.
 
 #[macro_use]
 mod common;
@@ -36,8 +36,8 @@ async fn unrestricted_scores<D: Database>(db: D, text: &str) -> Vec<(String, f64
     let expression = engram_core::query::match_expression(text).expect("expression");
     let rows = db
         .transaction(&[Statement::with_params(
-            "SELECT memory_id, -bm25(memory_keywords, 0.0, 1.0, 3.0, 2.0, 0.0) \
-             FROM memory_keywords WHERE memory_keywords MATCH ?1",
+            "SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) \
+             FROM memories_fts WHERE memories_fts MATCH ?1",
             vec![Value::from(expression)],
         )])
         .await
@@ -63,7 +63,19 @@ async fn remember_all<D: Database>(engram: &Engram<D>, texts: &[String]) -> Vec<
     ids
 }
 
-async fn a_small_project_searches_its_own_rows<D: Database + Copy>(db: D) {
+/// Moves memory `id`'s keyword row to a rowid far into `project`'s range.
+async fn move_keyword_row<D: Database>(db: D, id: &str, project: &str) {
+    db.transaction(&[Statement::with_params(
+        "UPDATE memories_fts SET rowid = \
+         (SELECT key * 1099511627776 + 1000000 FROM projects WHERE project_id = ?1) \
+         WHERE memory_id = ?2",
+        vec![Value::from(project), Value::from(id)],
+    )])
+    .await
+    .expect("move");
+}
+
+async fn a_project_searches_its_own_rowid_range<D: Database + Copy>(db: D) {
     let big_id = format!("ks-big-{}", nonce());
     let small_id = format!("{big_id}-small");
     let big = open_project(db, &big_id).await;
@@ -82,51 +94,36 @@ async fn a_small_project_searches_its_own_rows<D: Database + Copy>(db: D) {
     let small_ids = remember_all(&small, &small_texts).await;
     let query = "database lock timeout";
 
-    // 4 of 16 rows: the small project's search is restricted, and its scores are those of
-    // the whole table.
-    let restricted = keyword_hits(&small, query).await;
-    assert_eq!(restricted.len(), 3, "{restricted:?}");
-    assert_eq!(restricted[0].0, small_ids[0]);
+    // The small project's matches, scored as over the whole table.
+    let own = keyword_hits(&small, query).await;
+    assert_eq!(own.len(), 3, "{own:?}");
+    assert_eq!(own[0].0, small_ids[0]);
     let reference = unrestricted_scores(db, query).await;
-    for (id, score) in &restricted {
+    for (id, score) in &own {
         let (_, expected) = reference.iter().find(|(r, _)| r == id).expect("matched");
-        assert!((score - expected).abs() < 1e-12, "{score} vs {expected}");
+        assert_eq!(score, expected);
     }
 
-    // Only the restricted search misses a row whose project term is another project's.
-    db.transaction(&[Statement::with_params(
-        "UPDATE memory_keywords SET project = char(57344) || hex(?1) WHERE memory_id = ?2",
-        vec![
-            Value::from(big_id.as_str()),
-            Value::from(small_ids[0].as_str()),
-        ],
-    )])
-    .await
-    .expect("tamper");
+    // A keyword row in another project's range is not read, though its memory is this
+    // project's; back in range, it is.
+    move_keyword_row(db, &small_ids[0], &big_id).await;
     let missing = keyword_hits(&small, query).await;
     assert_eq!(missing.len(), 2, "{missing:?}");
     assert!(missing.iter().all(|(id, _)| id != &small_ids[0]));
-    // The large project (12 of 16) searches unrestricted and still keeps only its own.
     let big_hits = keyword_hits(&big, query).await;
     assert_eq!(big_hits.len(), 10);
     assert!(big_hits.iter().all(|(id, _)| !small_ids.contains(id)));
+    move_keyword_row(db, &small_ids[0], &small_id).await;
+    assert_eq!(keyword_hits(&small, query).await, own);
 
-    // Grown to more than half the table, the small project searches unrestricted: the row
-    // is found again.
-    let more: Vec<String> = (0..10)
-        .map(|i| format!("note {i} about the sprint backlog"))
+    // The counts follow every change to a memory, whoever makes it; rows written later
+    // take fresh rowids.
+    assert!(small.forget(&small_ids[3]).await.expect("forget"));
+    let more: Vec<String> = (0..3)
+        .map(|i| format!("note {i} about the database timeout"))
         .collect();
     let more_ids = remember_all(&small, &more).await;
-    let unrestricted = keyword_hits(&small, query).await;
-    assert_eq!(unrestricted[0].0, small_ids[0], "{unrestricted:?}");
-    // Forgetting two brings it back to half (12 of 24 live memories).
-    for id in [&small_ids[3], &more_ids[0]] {
-        assert!(small.forget(id).await.expect("forget"));
-    }
-    let again = keyword_hits(&small, query).await;
-    assert!(again.iter().all(|(id, _)| id != &small_ids[0]), "{again:?}");
-
-    // The counts the scope reads follow every change to a memory, whoever makes it.
+    assert!(small.forget(&more_ids[0]).await.expect("forget"));
     assert_counts_match(db, &[&big_id, &small_id]).await;
     db.transaction(&[
         Statement::with_params(
@@ -155,14 +152,17 @@ async fn a_small_project_searches_its_own_rows<D: Database + Copy>(db: D) {
     .await
     .expect("raw changes");
     assert_counts_match(db, &[&big_id, &small_id]).await;
-    assert_eq!(live_count(db, &small_id).await, 11);
+    assert_eq!(live_count(db, &small_id).await, 4);
+    let fresh = remember_all(&small, &["a fresh database timeout note".to_owned()]).await;
+    let hits = keyword_hits(&small, "fresh database timeout").await;
+    assert_eq!(hits[0].0, fresh[0]);
 }
 
-/// What `memory_counts` holds for `project`.
+/// The live memories `projects` counts for `project`.
 async fn live_count<D: Database>(db: D, project: &str) -> i64 {
     let rows = db
         .transaction(&[Statement::with_params(
-            "SELECT coalesce((SELECT live FROM memory_counts WHERE project_id = ?1), 0)",
+            "SELECT coalesce((SELECT live FROM projects WHERE project_id = ?1), 0)",
             vec![Value::from(project)],
         )])
         .await
@@ -170,7 +170,7 @@ async fn live_count<D: Database>(db: D, project: &str) -> i64 {
     rows[0].rows[0][0].as_i64("live").expect("live")
 }
 
-/// `memory_counts` agrees with the memories for each of `projects`.
+/// `projects` agrees with the memories for each of `projects`.
 async fn assert_counts_match<D: Database + Copy>(db: D, projects: &[&str]) {
     for project in projects {
         let rows = db
@@ -185,23 +185,24 @@ async fn assert_counts_match<D: Database + Copy>(db: D, projects: &[&str]) {
     }
 }
 
-/// Rolls the database back to its version 8 form: no counts, the old keyword table, empty
-/// (version 9 refills from the memories), and the ledger without version 9.
+/// Rolls the database back to its version 8 form: no `projects`, and keyword rows renumbered
+/// from 1 in rowid order, as version 8 wrote them; the ledger without version 9.
 async fn roll_back_to_version_8<D: Database>(db: D) {
     db.transaction(&[
-        Statement::new("DROP TRIGGER memory_counts_insert"),
-        Statement::new("DROP TRIGGER memory_counts_update"),
-        Statement::new("DROP TRIGGER memory_counts_delete"),
-        Statement::new("DROP TABLE memory_counts"),
-        Statement::new("DROP TABLE memory_keywords_vocab"),
-        Statement::new("DROP TABLE memory_keywords"),
+        Statement::new("DROP TRIGGER projects_insert"),
+        Statement::new("DROP TRIGGER projects_update"),
+        Statement::new("DROP TRIGGER projects_delete"),
+        Statement::new("DROP TABLE projects"),
         Statement::new(
-            "CREATE VIRTUAL TABLE memories_fts USING fts5(memory_id UNINDEXED, content, tags, \
-             related_files, tokenize = 'porter unicode61')",
+            "CREATE TEMP TABLE v8_rows AS SELECT memory_id, content, tags, related_files \
+             FROM memories_fts ORDER BY rowid",
         ),
+        Statement::new("DELETE FROM memories_fts"),
         Statement::new(
-            "CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')",
+            "INSERT INTO memories_fts (memory_id, content, tags, related_files) \
+             SELECT memory_id, content, tags, related_files FROM v8_rows ORDER BY rowid",
         ),
+        Statement::new("DROP TABLE v8_rows"),
         Statement::new("DELETE FROM schema_migrations WHERE version = 9"),
     ])
     .await
@@ -251,13 +252,13 @@ async fn version_8_databases_are_migrated<D: Database + Copy>(db: D) {
     assert_eq!(before, after);
     assert!(before.iter().all(|hits| !hits.is_empty()));
     assert!(before.iter().flatten().all(|(id, _)| id != &gone));
-    let rows = "SELECT count(*) FROM memory_keywords";
+    let rows = "SELECT count(*) FROM memories_fts WHERE rowid >= 1099511627776";
     assert_eq!(count(db, rows).await, 23);
     let second_id = format!("{project}-second");
     assert_counts_match(db, &[&project, &second_id]).await;
     assert_eq!(live_count(db, &project).await, 11);
-    let old = "SELECT count(*) FROM sqlite_master WHERE name LIKE 'memories_fts%'";
-    assert_eq!(count(db, old).await, 0);
+    let rolled = "SELECT count(*) FROM memories_fts WHERE rowid < 1099511627776";
+    assert_eq!(count(db, rolled).await, 0);
 
     // A second process that read the ledger before the first recorded version 9 runs its
     // statements again: nothing changes.
@@ -274,12 +275,19 @@ async fn version_8_databases_are_migrated<D: Database + Copy>(db: D) {
     assert_eq!(count(db, rows).await, 23);
     assert_counts_match(db, &[&project, &second_id]).await;
     assert_eq!(keyword_hits(&reopened, queries[0]).await, before[0]);
+    // Memories written after the migration take rowids past every migrated one.
+    for engram in [&reopened, &reopened_second] {
+        let text = "entry 99: a zanzibar quirk".to_owned();
+        let id = remember_all(engram, &[text]).await.remove(0);
+        assert_eq!(keyword_hits(engram, "zanzibar").await[0].0, id);
+    }
+    assert_eq!(count(db, rows).await, 25);
 }
 
 on_a_file_and_over_http!(
-    a_small_project_searches_its_own_rows,
-    a_small_project_searches_its_own_rows_on_an_embedded_libsql_file,
-    a_small_project_searches_its_own_rows_on_the_test_server_over_http
+    a_project_searches_its_own_rowid_range,
+    a_project_searches_its_own_rowid_range_on_an_embedded_libsql_file,
+    a_project_searches_its_own_rowid_range_on_the_test_server_over_http
 );
 on_a_file_and_over_http!(
     version_8_databases_are_migrated,

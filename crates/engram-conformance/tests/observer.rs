@@ -219,7 +219,7 @@ async fn secrets_in_tool_results_never_reach_stored_memories() {
         "memories",
         "observer_error_patterns",
         "observer_signal_counts",
-        "memory_keywords",
+        "memories_fts",
     ] {
         let sql = format!(
             "SELECT count(*) FROM {table} WHERE CAST(({}) AS TEXT) LIKE '%ghp_1234567890%'",

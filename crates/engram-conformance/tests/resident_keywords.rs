@@ -187,8 +187,8 @@ async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() ->
         };
         assert_eq!(ids(&a), ids(&b), "hybrid {query}");
     }
-    // The other project holds a quarter of the table: FTS5 searches its rows alone, and
-    // the pick ranks its memories alone, with the same results.
+    // The other project's searches: FTS5 ranks its rows alone, and the pick its memories
+    // alone, with the same results.
     let mut resident_other = open(format!("{project}-other")).await;
     resident_other.enable_resident_keywords();
     resident_other.load_resident_keywords().await.unwrap();
@@ -254,8 +254,8 @@ async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() ->
     // The index catches up with the fillers (FTS5 answers this search).
     resident.search(&keyword("quartzlamp")).await.unwrap();
     db.transaction(&[Statement::with_params(
-        "INSERT INTO memory_keywords (memory_id, content, tags, related_files, project) \
-         VALUES (?1, ?2, '', '', char(57344) || hex(?3))",
+        "INSERT INTO memories_fts (rowid, memory_id, content, tags, related_files) \
+         SELECT (key + 1) * 1099511627776 - 1, ?1, ?2, '', '' FROM projects WHERE project_id = ?3",
         vec![
             Value::from(planted.as_str()),
             Value::from("zyzzyvaquark"),
@@ -271,7 +271,7 @@ async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() ->
     assert!(picked.hits.iter().all(|h| &h.memory.id != planted));
     assert!(picked.hits.iter().all(|h| fillers.contains(&h.memory.id)));
     db.transaction(&[Statement::with_params(
-        "DELETE FROM memory_keywords WHERE memory_id = ?1 AND content = 'zyzzyvaquark'",
+        "DELETE FROM memories_fts WHERE memory_id = ?1 AND content = 'zyzzyvaquark'",
         vec![Value::from(planted.as_str())],
     )])
     .await

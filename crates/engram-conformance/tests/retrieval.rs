@@ -83,10 +83,18 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
         filtered.files = vec!["src/users.ts".into()];
         for query in [query, filtered] {
             let plan = engram.search_plan(&query).await.expect("plan");
-            assert!(
-                plan.iter().any(|l| l.contains("memory_keywords")),
-                "{plan:#?}"
-            );
+            assert!(plan.iter().any(|l| l.contains("memories_fts")), "{plan:#?}");
+            // FTS5 gets the project's rowid bounds with the MATCH (`M…><` in its plan).
+            for line in plan
+                .iter()
+                .filter(|l| l.contains("memories_fts VIRTUAL TABLE"))
+            {
+                let index = line.rsplit(':').next().unwrap_or_default();
+                assert!(
+                    index.starts_with('M') && index.contains('>') && index.contains('<'),
+                    "{line}"
+                );
+            }
             if engram.uses_resident_vectors() {
                 assert!(plan.iter().any(|l| l.starts_with("SEARCH e ")), "{plan:#?}");
                 assert!(plan.iter().any(|l| l.starts_with("SEARCH c ")), "{plan:#?}");
@@ -99,10 +107,9 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
                     !scanned.is_some_and(|alias| stored.contains(&alias)),
                     "{text}: {line}\n{plan:#?}"
                 );
-                // Every row of a project is too many; the project's count is one row.
+                // Every row of a project is too many; the project's own row is one.
                 assert!(
-                    !line.ends_with("(project_id=?)")
-                        || line.starts_with("SEARCH memory_counts USING INDEX"),
+                    !line.ends_with("(project_id=?)") || line.starts_with("SEARCH projects USING "),
                     "{text}: {line}\n{plan:#?}"
                 );
                 if line.starts_with("SEARCH m ") {
@@ -233,8 +240,8 @@ async fn the_keyword_path_ranks_as_fts5_bm25_ranks_every_match() {
         let expression = engram_core::query::match_expression(&text).expect("expression");
         let reference = db
             .pipeline(&[engram_store::Statement::with_params(
-                "SELECT memory_id, -bm25(memory_keywords, 0.0, 1.0, 3.0, 2.0, 0.0) AS s \
-                 FROM memory_keywords WHERE memory_keywords MATCH ?1 ORDER BY s DESC, memory_id LIMIT 20",
+                "SELECT memory_id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS s \
+                 FROM memories_fts WHERE memories_fts MATCH ?1 ORDER BY s DESC, memory_id LIMIT 20",
                 vec![engram_store::Value::from(expression)],
             )])
             .await

@@ -1,5 +1,5 @@
 //! The terms SQLite's FTS5 `porter unicode61` tokenizer indexes for a text: what the keyword
-//! index (`memory_keywords`) holds, so an in-memory index built from the same texts holds the
+//! index (`memories_fts`) holds, so an in-memory index built from the same texts holds the
 //! same terms, counts and document lengths.
 //!
 //! `unicode61` (with its default `remove_diacritics=1`) keeps runs of token characters: ASCII

@@ -2,7 +2,7 @@
 //! FTS5 `porter` tokenizer applies it to the keyword index.
 //!
 //! The keyword path needs a query term's stem to look up its document frequency in the
-//! index's vocabulary (`memory_keywords_vocab`). A stem that differs from FTS5's only makes the
+//! index's vocabulary (`memories_fts_vocab`). A stem that differs from FTS5's only makes the
 //! lookup miss, and a missed term is simply kept in the query, so a disagreement costs
 //! speed, never results. A conformance test compares these stems with FTS5's own.
 

@@ -228,107 +228,60 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 9,
-        name: "project counts and keyword table by project",
-        statements: KEYWORDS_BY_PROJECT,
+        name: "projects and their keyword rowid ranges",
+        statements: PROJECT_RANGES,
     },
 ];
 
-/// SQL for the one term the keyword table's `project` column holds for the project id
-/// `expr` evaluates to: U+E000 and the hex of the id's bytes. Unicode61 reads a private-use
-/// character as part of a token, so the whole value is one term; a query token is letters,
-/// digits and `_` only ([`crate::query::is_match_token`]), so no query term can ever be a
-/// project's term, and the column adds nothing to any query term's frequency. Two ids might
-/// stem to one term (the Porter step runs on it too); searches filter by the id as well, so
-/// that would only cost time.
-pub fn project_term(expr: &str) -> String {
-    format!("char(57344) || hex({expr})")
-}
+/// How many keyword-table rowids each project owns: project `key` holds the rowids from
+/// `key × PROJECT_ROWIDS` up to, not including, `(key + 1) × PROJECT_ROWIDS` (2⁴⁰, so 8
+/// million projects of a trillion memories fit in a rowid). The SQL spells it out as
+/// 1099511627776; a test checks every statement that does.
+pub const PROJECT_ROWIDS: i64 = 1 << 40;
 
-/// [`project_term`] for the migration's static text (a test checks they agree).
-macro_rules! project_term {
-    ($expr:literal) => {
-        concat!("char(57344) || hex(", $expr, ")")
-    };
-}
-
-/// The keyword table's stored form of a JSON array of strings `$column` of `memories`: the
-/// items joined by spaces, as `remember` writes them (anything else as stored).
-macro_rules! joined_items {
-    ($column:literal) => {
-        concat!(
-            "CASE WHEN json_valid(m.",
-            $column,
-            ") AND json_type(m.",
-            $column,
-            ") = 'array' AND NOT EXISTS (SELECT 1 FROM json_each(m.",
-            $column,
-            ") WHERE type <> 'text') THEN coalesce((SELECT group_concat(value, ' ') FROM json_each(m.",
-            $column,
-            ")), '') ELSE m.",
-            $column,
-            " END"
-        )
-    };
-}
-
-/// Version 9: searches learn what share of the database their project is, and the keyword
-/// table can be searched one project at a time.
+/// Version 9: every project has a row in `projects`, and its keyword rows a rowid range.
 ///
-/// - `memory_counts` holds each project's count of live memories, kept by triggers (so by
-///   every writer): the keyword path and the vector index ask whether their project is
-///   large with one seek, where counting its rows read one index entry per memory.
-/// - The keyword table gets a `project` column. FTS5 is one index over every project:
-///   before, a project of 300 memories beside one of 10,000 ranked every match of both
-///   (21 ms for a four-word query) and filtered afterwards. The column holds one term per
-///   row ([`project_term`]), searched only when ANDed with the query, and weighted 0 in
-///   `bm25()`; it adds one term to every row's length, which moves BM25 scores slightly.
-///   The table is new (`memory_keywords`), filled from the live memories and the old one
-///   dropped, because FTS5 cannot add a column.
+/// - `projects` gives each project an integer `key`, its count of live memories (`live`) and
+///   of memories ever added (`added`), kept by triggers, so by every writer. The vector
+///   index's threshold reads `live` with one seek, where counting the project's rows read an
+///   index entry per memory.
+/// - FTS5 is one index over every project: a project of 300 memories beside one of 10,000
+///   ranked every match of both (21 ms for a four-word query) and filtered afterwards. A
+///   keyword row's rowid is now `key × 2⁴⁰ + n`, `n` the project's `added` when it was
+///   written, and a search passes its project's range as rowid bounds, which FTS5 applies
+///   while it walks the term lists: it ranks the project's matches alone. BM25's statistics
+///   stay the whole table's, so every score is what it was. The rows keep their text; only
+///   rowids move (an FTS5 `UPDATE` of the rowid), and only rows below 2⁴⁰, so running the
+///   statement again changes nothing. A row whose memory is gone keeps a rowid outside every
+///   range.
 ///
-/// Every statement is safe to run twice (a second process that read the ledger before the
-/// first recorded this version runs them after it): new names, and fills that run only
-/// while version 9 is unrecorded or that skip what exists.
-const KEYWORDS_BY_PROJECT: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS memory_counts (
-  project_id TEXT PRIMARY KEY,
-  live       INTEGER NOT NULL
+/// A second process that read the ledger before the first recorded this version runs
+/// these statements again after it; each is a no-op then.
+const PROJECT_RANGES: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS projects (
+  key        INTEGER PRIMARY KEY,
+  project_id TEXT NOT NULL UNIQUE,
+  live       INTEGER NOT NULL DEFAULT 0,
+  added      INTEGER NOT NULL DEFAULT 0
 )",
-    "CREATE TRIGGER IF NOT EXISTS memory_counts_insert AFTER INSERT ON memories \
-WHEN new.deprecated = 0 BEGIN \
-INSERT INTO memory_counts (project_id, live) VALUES (new.project_id, 1) \
-ON CONFLICT (project_id) DO UPDATE SET live = live + 1; END",
-    "CREATE TRIGGER IF NOT EXISTS memory_counts_update AFTER UPDATE OF project_id, deprecated \
+    "CREATE TRIGGER IF NOT EXISTS projects_insert AFTER INSERT ON memories BEGIN \
+INSERT INTO projects (project_id, live, added) VALUES (new.project_id, new.deprecated = 0, 1) \
+ON CONFLICT (project_id) DO UPDATE SET live = live + (new.deprecated = 0), added = added + 1; END",
+    "CREATE TRIGGER IF NOT EXISTS projects_update AFTER UPDATE OF project_id, deprecated \
 ON memories WHEN old.project_id IS NOT new.project_id OR old.deprecated IS NOT new.deprecated BEGIN \
-UPDATE memory_counts SET live = live - 1 WHERE old.deprecated = 0 AND project_id = old.project_id; \
-INSERT INTO memory_counts (project_id, live) SELECT new.project_id, 1 WHERE new.deprecated = 0 \
+UPDATE projects SET live = live - 1 WHERE old.deprecated = 0 AND project_id = old.project_id; \
+INSERT INTO projects (project_id, live) SELECT new.project_id, 1 WHERE new.deprecated = 0 \
 ON CONFLICT (project_id) DO UPDATE SET live = live + 1; END",
-    "CREATE TRIGGER IF NOT EXISTS memory_counts_delete AFTER DELETE ON memories \
+    "CREATE TRIGGER IF NOT EXISTS projects_delete AFTER DELETE ON memories \
 WHEN old.deprecated = 0 BEGIN \
-UPDATE memory_counts SET live = live - 1 WHERE project_id = old.project_id; END",
-    "INSERT OR IGNORE INTO memory_counts (project_id, live) \
-SELECT project_id, count(*) FROM memories WHERE deprecated = 0 GROUP BY project_id",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS memory_keywords USING fts5(
-  memory_id UNINDEXED,
-  content,
-  tags,
-  related_files,
-  project,
-  tokenize = 'porter unicode61'
-)",
-    concat!(
-        "INSERT OR IGNORE INTO memory_keywords (memory_id, content, tags, related_files, project) ",
-        "SELECT m.id, m.content, ",
-        joined_items!("tags"),
-        ", ",
-        joined_items!("related_files"),
-        ", ",
-        project_term!("m.project_id"),
-        " FROM memories m WHERE m.deprecated = 0 ",
-        "AND NOT EXISTS (SELECT 1 FROM schema_migrations WHERE version = 9) ORDER BY m.rowid"
-    ),
-    "DROP TABLE IF EXISTS memories_fts_vocab",
-    "DROP TABLE IF EXISTS memories_fts",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS memory_keywords_vocab USING fts5vocab(memory_keywords, 'row')",
+UPDATE projects SET live = live - 1 WHERE project_id = old.project_id; END",
+    // `added` starts at the largest rowid among the project's memories: each keyword row
+    // moves to its memory's rowid in the range, and later rows count on from there.
+    "INSERT OR IGNORE INTO projects (project_id, live, added) \
+SELECT project_id, sum(deprecated = 0), max(rowid) FROM memories GROUP BY project_id ORDER BY min(rowid)",
+    "UPDATE memories_fts SET rowid = (SELECT p.key * 1099511627776 + m.rowid FROM memories m \
+JOIN projects p ON p.project_id = m.project_id WHERE m.id = memories_fts.memory_id) \
+WHERE rowid < 1099511627776 AND memory_id IN (SELECT id FROM memories)",
 ];
 
 /// A trigger body that moves memory `$id` to the end of the change log `$log` (a table of
@@ -585,10 +538,10 @@ mod tests {
     }
 
     #[test]
-    fn the_keyword_fill_uses_the_shared_project_term() {
-        assert!(KEYWORDS_BY_PROJECT
-            .iter()
-            .any(|sql| sql.contains(&project_term("m.project_id"))));
+    fn the_rowid_range_is_spelled_as_the_constant() {
+        let spelled = PROJECT_ROWIDS.to_string();
+        assert_eq!(spelled, "1099511627776");
+        assert!(PROJECT_RANGES[5].matches(spelled.as_str()).count() == 2);
     }
 
     #[test]
@@ -601,7 +554,10 @@ mod tests {
                 assert!(
                     sql.contains("IF NOT EXISTS")
                         || sql.starts_with("DROP TABLE IF EXISTS")
-                        || sql.starts_with("INSERT OR IGNORE"),
+                        || sql.starts_with("INSERT OR IGNORE")
+                        // Moves only the rows it has not moved yet.
+                        || (sql.starts_with("UPDATE memories_fts SET rowid")
+                            && sql.contains("WHERE rowid < 1099511627776")),
                     "not idempotent: {sql}"
                 );
             }

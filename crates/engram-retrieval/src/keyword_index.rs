@@ -6,7 +6,7 @@
 //! keep the postings in memory and pass the best ids into the candidate statement, which
 //! then only fetches and filters them (the resident vectors do the same for the dense path).
 //!
-//! The index holds exactly what `memory_keywords` holds, so its scores are FTS5's: the terms come
+//! The index holds exactly what `memories_fts` holds, so its scores are FTS5's: the terms come
 //! from [`engram_core::fts_terms`] (FTS5's `porter unicode61` tokenizer, checked against the
 //! engine), and [`KeywordIndex::best`] computes FTS5's BM25 with the keyword path's column
 //! weights, in FTS5's order of operations. Keeping it in step with the table (a change log
@@ -38,8 +38,7 @@ pub struct KeywordColumns<'a> {
     pub tags: &'a str,
     /// Its related files, space-separated.
     pub files: &'a str,
-    /// Its project's id. The table's `project` column holds it as one term that no query
-    /// can search for, so it counts once in the memory's length and nowhere else.
+    /// Its project's id: a search may rank one project's memories alone.
     pub project: &'a str,
 }
 
@@ -118,8 +117,7 @@ impl KeywordIndex {
     pub fn upsert(&mut self, id: &str, columns: KeywordColumns<'_>) {
         self.remove(id);
         let mut frequencies: HashMap<u32, u32> = HashMap::new();
-        // The project column's one term.
-        let mut length = 1u32;
+        let mut length = 0u32;
         let texts = [columns.content, columns.tags, columns.files];
         for (text, weight) in texts.into_iter().zip(COLUMN_WEIGHTS) {
             for_each_term(text, |term| {
@@ -193,8 +191,8 @@ impl KeywordIndex {
 
     /// The `k` memories that rank best for a query of one phrase per term in `query`
     /// (stemmed terms, OR-ed), best first, ties by id, each with its score: the negated
-    /// `bm25(memory_keywords, 0, 1, 3, 2, 0)` FTS5 computes for it. A repeated term counts
-    /// once per occurrence, as a repeated phrase does in FTS5.
+    /// `bm25(memories_fts, 0, 1, 3, 2)` FTS5 computes for it. A repeated term counts once
+    /// per occurrence, as a repeated phrase does in FTS5.
     pub fn best(&self, query: &[&str], k: usize) -> Vec<(&str, f64)> {
         self.best_with(query, k, None, &mut ScoreScratch::default())
     }
@@ -360,17 +358,16 @@ mod tests {
         index.upsert("b", columns("upload fails on retries", "", ""));
         index.upsert("c", columns("nothing relevant here at all", "misc", ""));
         index.upsert("d", columns("more words about nothing", "", ""));
-        // Lengths, each with its project's term: a 3 + 1 + 3 + 1 = 8, b 5, c 5 + 1 + 1 = 7,
-        // d 5; 25 terms over 4 rows.
-        let average = 25.0 / 4.0;
+        // Lengths: a 3 + 1 + 3 = 7, b 4, c 5 + 1 = 6, d 4; 21 terms over 4 rows.
+        let average = 21.0 / 4.0;
         let idf = |hits: f64| f64::ln((4.0 - hits + 0.5) / (hits + 0.5)).max(MIN_IDF);
         let best = index.best(&["upload", "retri"], 10);
         assert_eq!(best.iter().map(|h| h.0).collect::<Vec<_>>(), ["a", "b"]);
         // "upload" is in two rows (idf ln(5/5) → the floor), "retri" in two as well.
         let (u, r) = (idf(2.0), idf(2.0));
         // a: upload once in content, once in tags (×3), once in files (×2) = 6; retry once.
-        let a = bm25(&[u, r], &[6.0, 1.0], 8.0, average);
-        let b = bm25(&[u, r], &[1.0, 1.0], 5.0, average);
+        let a = bm25(&[u, r], &[6.0, 1.0], 7.0, average);
+        let b = bm25(&[u, r], &[1.0, 1.0], 4.0, average);
         assert!((best[0].1 - a).abs() < 1e-12, "{} {a}", best[0].1);
         assert!((best[1].1 - b).abs() < 1e-12, "{} {b}", best[1].1);
         assert_eq!(index.document_frequency("upload"), 2);
@@ -490,7 +487,7 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_memory_counts_as_a_row_of_its_project_term() {
+    fn an_empty_memory_counts_as_a_row_of_no_terms() {
         let mut index = KeywordIndex::new();
         index.upsert("a", columns("word", "", ""));
         let alone = index.best(&["word"], 1)[0].1;

@@ -346,7 +346,7 @@ impl<D: Database> Engram<D> {
                 insert_params(&id, &self.config.project_id, &now, &memory),
             ));
             statements.push(Statement::with_params(
-                sql::INSERT_KEYWORDS,
+                sql::INSERT_FTS,
                 vec![
                     Value::from(id.as_str()),
                     Value::from(memory.content.as_str()),
@@ -448,7 +448,7 @@ impl<D: Database> Engram<D> {
                 ),
                 Statement::with_params(
                     // Only drop the index row if this project's memory was just forgotten.
-                    format!("{} AND changes() = 1", sql::DELETE_KEYWORDS),
+                    format!("{} AND changes() = 1", sql::DELETE_FTS),
                     vec![Value::from(id)],
                 ),
             ])

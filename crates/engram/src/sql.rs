@@ -21,9 +21,11 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
 ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
 
 /// Indexes a memory for keyword search (`?1` id, `?2` content, `?3` tags, `?4` files, `?5`
-/// project id, stored as its term: [`engram_core::schema::project_term`]).
-pub const INSERT_KEYWORDS: &str = "INSERT INTO memory_keywords \
-(memory_id, content, tags, related_files, project) VALUES (?1, ?2, ?3, ?4, char(57344) || hex(?5))";
+/// project), at the next rowid of its project's range (schema v9: the memory's insert,
+/// earlier in the same transaction, counted it in `projects.added`).
+pub const INSERT_FTS: &str =
+    "INSERT INTO memories_fts (rowid, memory_id, content, tags, related_files) \
+SELECT key * 1099511627776 + added, ?1, ?2, ?3, ?4 FROM projects WHERE project_id = ?5";
 
 /// Reads one live memory (`?1` id, `?2` project).
 pub fn select_memory() -> String {
@@ -37,7 +39,7 @@ pub const FORGET_MEMORY: &str = "UPDATE memories SET deprecated = 1, deprecated_
 WHERE id = ?1 AND project_id = ?2 AND deprecated = 0";
 
 /// Removes a forgotten memory from the keyword index (`?1` id).
-pub const DELETE_KEYWORDS: &str = "DELETE FROM memory_keywords WHERE memory_id = ?1";
+pub const DELETE_FTS: &str = "DELETE FROM memories_fts WHERE memory_id = ?1";
 
 /// Stores a memory's vector (`?1` id, `?2` F32 blob, `?3` model, `?4` dims, `?5` now),
 /// replacing one of an older model.
@@ -67,7 +69,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_keyword_insert_stores_the_shared_project_term() {
-        assert!(INSERT_KEYWORDS.contains(&engram_core::schema::project_term("?5")));
+    fn the_keyword_insert_spells_the_project_range() {
+        let spelled = engram_core::schema::PROJECT_ROWIDS.to_string();
+        assert!(INSERT_FTS.contains(&format!("key * {spelled} + added")));
     }
 }

@@ -156,7 +156,7 @@ WHEN {old_row} BEGIN DELETE FROM {table} WHERE memory_id = old.memory_id; END"
     /// vectors alone, so its cost is the project's size, whatever the rest of the database
     /// holds (a small tenant beside large ones keeps the fast scan and skips a search whose
     /// neighbours would mostly be other projects'). The count is one seek in
-    /// `memory_counts`. The test is a one-row gate joined before the search,
+    /// `projects`, kept by triggers. The test is a one-row gate joined before the search,
     /// which takes its `k` from it: as a `WHERE` term it would be tested only after the
     /// search had run (3.2 ms against 0.03 ms, measured on 3,000 random 64-dimension
     /// vectors with PyPI `libsql` 0.1.11). Neither is `k` ever 0: `vector_top_k` with
@@ -168,7 +168,7 @@ WHEN {old_row} BEGIN DELETE FROM {table} WHERE memory_id = old.memory_id; END"
         }
         let min = self.min_memories;
         format!(
-            "(SELECT ?{k} AS k WHERE coalesce((SELECT live FROM memory_counts \
+            "(SELECT ?{k} AS k WHERE coalesce((SELECT live FROM projects \
 WHERE project_id = ?{project}), 0) >= {min}) AS gate \
 CROSS JOIN vector_top_k('{index}', ?{vector}, gate.k) AS t"
         )

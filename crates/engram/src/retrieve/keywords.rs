@@ -66,7 +66,7 @@ pub(super) struct IndexedText {
     pub(super) tags: String,
     /// Related files joined by spaces.
     pub(super) files: String,
-    /// The memory's project id (one term in the table, counted in its length).
+    /// The memory's project id.
     pub(super) project: String,
 }
 

@@ -15,9 +15,8 @@ pub(crate) const DENSE_CANDIDATES: u32 = 30;
 pub(crate) const GRAPH_CANDIDATES: u32 = 15;
 
 /// The keyword path's score, higher is better: BM25 with the content counted once, tags
-/// three times and file paths twice (the memory id column is not searched, and the project
-/// column only restricts).
-const BM25: &str = "-bm25(memory_keywords, 0.0, 1.0, 3.0, 2.0, 0.0)";
+/// three times and file paths twice (the memory id column is not searched).
+const BM25: &str = "-bm25(memories_fts, 0.0, 1.0, 3.0, 2.0)";
 
 /// Parameter numbers of the statement.
 ///
@@ -170,13 +169,10 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // know keeps its token). If every term is that common, the full expression runs; and
     // the exact form always uses the full expression, so a memory that only shares common
     // terms is still found when the rarer terms match fewer than `limit` memories.
-    // Both forms search only the project's rows when it holds at most half the table
-    // (`scope`): the MATCH then ANDs its project term, so FTS5 visits and ranks that
-    // project's matches alone, instead of every project's, filtered afterwards. Its weight
-    // in `bm25()` is 0, so every score is what it is without it. A project holding most of
-    // the table searches unrestricted: ANDing its long list of rows, and counting them for
-    // the term's weight, would cost more than the few matches it leaves out. The count is
-    // one seek (`memory_counts`, kept by triggers).
+    // Both forms read only the project's rows: its keyword rows have the rowids of its range
+    // (schema v9), and FTS5 applies rowid bounds while it walks the term lists, so it ranks
+    // that project's matches instead of every project's, filtered afterwards. BM25's
+    // statistics are the whole table's either way.
     // With resident keywords, the fast form takes their pick instead: the same best
     // 4 × limit matches of the same terms, scored as FTS5 scores them (the index mirrors
     // the table), so filtering them gives the same rows. The pick arrives best first (score,
@@ -186,7 +182,11 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // memory changed after the index's position; otherwise FTS5's fast form runs, behind a
     // LIMIT that is 0 when the pick counts.
     let keyword_ctes = if paths.keyword {
-        let project_term = engram_core::schema::project_term(&format!("?{PROJECT}"));
+        let rowids = engram_core::schema::PROJECT_ROWIDS;
+        let in_range = format!(
+            "rowid >= (SELECT key * {rowids} FROM projects WHERE project_id = ?{PROJECT}) \
+AND rowid < (SELECT (key + 1) * {rowids} FROM projects WHERE project_id = ?{PROJECT})"
+        );
         // Whether the pick counts is written out where it is read, twice: an index seek
         // each, cheaper than the temporary table a shared CTE would fill.
         let pick_counts = format!(
@@ -201,10 +201,10 @@ INDEXED BY idx_memory_changes_seq WHERE c.seq > ?{KEYWORD_SEQ}))"
         let fts_fast = format!(
             "SELECT m.rowid AS rid, f.metric AS metric FROM (\
 SELECT x.memory_id AS memory_id, r.metric AS metric FROM (\
-SELECT rowid AS rid, {BM25} AS metric FROM memory_keywords \
-WHERE memory_keywords MATCH (SELECT scope || e || ')' FROM kwexpr) \
+SELECT rowid AS rid, {BM25} AS metric FROM memories_fts \
+WHERE memories_fts MATCH (SELECT e FROM kwexpr) AND {in_range} \
 ORDER BY metric DESC LIMIT {fts_fast_limit}) r \
-CROSS JOIN memory_keywords x ON x.rowid = r.rid) f \
+CROSS JOIN memories_fts x ON x.rowid = r.rid) f \
 CROSS JOIN memories m ON m.id = f.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
         );
@@ -225,12 +225,9 @@ UNION ALL SELECT rid, metric FROM ({fts_fast})), "
             "kwterms AS MATERIALIZED (SELECT json_extract(value, '$[0]') AS token, \
 json_extract(value, '$[1]') AS stem FROM json_each(?{TERMS})), \
 kwkept AS MATERIALIZED (SELECT t.token AS token FROM kwterms t WHERE t.stem IS NULL \
-OR 2 * coalesce((SELECT voc.doc FROM memory_keywords_vocab voc WHERE voc.term = t.stem), 0) \
-< (SELECT count(*) FROM memory_keywords_docsize)), \
-kwexpr AS MATERIALIZED (SELECT CASE WHEN \
-2 * coalesce((SELECT live FROM memory_counts WHERE project_id = ?{PROJECT}), 0) \
-<= (SELECT count(*) FROM memory_keywords_docsize) \
-THEN 'project:\"' || {project_term} || '\" AND (' ELSE '(' END AS scope, coalesce(\
+OR 2 * coalesce((SELECT voc.doc FROM memories_fts_vocab voc WHERE voc.term = t.stem), 0) \
+< (SELECT count(*) FROM memories_fts_docsize)), \
+kwexpr AS MATERIALIZED (SELECT coalesce(\
 (SELECT group_concat('\"' || token || '\"', ' OR ') FROM kwkept), ?{MATCH}) AS e), \
 {fast}\
 {}, ",
@@ -239,8 +236,8 @@ THEN 'project:\"' || {project_term} || '\" AND (' ELSE '(' END AS scope, coalesc
                 "kwfast",
                 &format!(
                     "SELECT m.rowid AS rid, g.metric AS metric FROM (\
-SELECT memory_id, {BM25} AS metric FROM memory_keywords \
-WHERE memory_keywords MATCH (SELECT scope || ?{MATCH} || ')' FROM kwexpr)) g \
+SELECT memory_id, {BM25} AS metric FROM memories_fts \
+WHERE memories_fts MATCH ?{MATCH} AND {in_range}) g \
 CROSS JOIN memories m ON m.id = g.memory_id \
 WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{KEYWORD_LIMIT} + 0"
                 ),
