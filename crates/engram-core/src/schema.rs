@@ -253,7 +253,9 @@ pub const PROJECT_ROWIDS: i64 = 1 << 40;
 ///   stay the whole table's, so every score is what it was. The rows keep their text; only
 ///   rowids move (an FTS5 `UPDATE` of the rowid), and only rows below 2⁴⁰, so running the
 ///   statement again changes nothing. A row whose memory is gone keeps a rowid outside every
-///   range.
+///   range. engram never moves a memory to another project; one moved by hand keeps its
+///   keyword row in the old project's range, where neither project's keyword search reads
+///   it (the counts follow the move).
 ///
 /// A second process that read the ledger before the first recorded this version runs
 /// these statements again after it; each is a no-op then.
