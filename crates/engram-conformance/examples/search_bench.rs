@@ -177,9 +177,20 @@ fn wanted(label: &str) -> bool {
     std::env::var("BENCH_ONLY").map_or(true, |only| label.contains(&only))
 }
 
-/// Whether `db`, kept in `BENCH_DIR` by an earlier run, already holds `count` memories of
-/// `project`.
-async fn already_filled(db: &LocalDatabase, project: &str, count: usize) -> bool {
+/// The project of [`SMALL_PROJECT_SIZE`] memories some rows put beside the large one.
+const SMALL_PROJECT: &str = "small";
+/// Its size.
+const SMALL_PROJECT_SIZE: usize = 300;
+
+/// The small project's configuration.
+fn small_project() -> EngramConfig {
+    EngramConfig {
+        project_id: SMALL_PROJECT.to_owned(),
+    }
+}
+
+/// How many memories `project` holds in `db` (0 if it cannot tell).
+async fn project_size<D: Database>(db: &D, project: &str) -> i64 {
     let rows = db
         .pipeline(&[Statement::with_params(
             "SELECT count(*) FROM memories WHERE project_id = ?1",
@@ -189,10 +200,15 @@ async fn already_filled(db: &LocalDatabase, project: &str, count: usize) -> bool
         .ok()
         .and_then(|mut r| r.pop())
         .and_then(|r| r.ok());
-    let stored = rows
-        .and_then(|r| r.rows.first().and_then(|row| row.first().cloned()))
-        .and_then(|v| v.as_i64("count").ok());
-    stored == Some(count as i64)
+    rows.and_then(|r| r.rows.first().and_then(|row| row.first().cloned()))
+        .and_then(|v| v.as_i64("count").ok())
+        .unwrap_or(0)
+}
+
+/// Whether `db`, kept in `BENCH_DIR` by an earlier run, already holds `count` memories of
+/// `project`.
+async fn already_filled(db: &LocalDatabase, project: &str, count: usize) -> bool {
+    project_size(db, project).await == count as i64
 }
 
 async fn fill<D: Database>(engram: &Engram<D>, memories: &[NewMemory]) {
@@ -324,40 +340,33 @@ async fn small_project_keywords(
     queries: &[String],
     size: usize,
 ) {
-    const SMALL: usize = 300;
-    let config = EngramConfig {
-        project_id: "small".to_owned(),
-    };
-    let small = Engram::open(db, config.clone(), Host::native())
+    let small = Engram::open(db, small_project(), Host::native())
         .await
         .unwrap();
-    if !already_filled(db, "small", SMALL).await {
-        fill(&small, &corpus(SMALL, vocab)).await;
+    if !already_filled(db, SMALL_PROJECT, SMALL_PROJECT_SIZE).await {
+        fill(&small, &corpus(SMALL_PROJECT_SIZE, vocab)).await;
     }
     let (p, stages) = measure(&small, queries).await;
     row(size, "small project (300), keyword + graph", p, &stages);
-    let mut resident = Engram::open(db, config, Host::native()).await.unwrap();
+    let mut resident = Engram::open(db, small_project(), Host::native())
+        .await
+        .unwrap();
     resident.enable_resident_keywords();
     resident.load_resident_keywords().await.expect("load");
     let (p, stages) = measure(&resident, queries).await;
     row(size, "small project (300), keyword (resident)", p, &stages);
 
-    let rowids = engram_core::schema::PROJECT_ROWIDS;
     let large = EngramConfig::default().project_id;
-    for (project, label) in [("small", "small"), (large.as_str(), "large")] {
-        for (range, scope) in [
-            ("", "every project"),
-            (
-                " AND memories_fts.rowid >= (SELECT key * {R} FROM projects WHERE project_id = ?2) \
-AND memories_fts.rowid < (SELECT (key + 1) * {R} FROM projects WHERE project_id = ?2)",
-                "its rowid range",
-            ),
-        ] {
+    let bounds = format!(
+        " AND {}",
+        engram_core::schema::in_project_rowids("memories_fts.rowid", "?2")
+    );
+    for (project, label) in [(SMALL_PROJECT, "small"), (large.as_str(), "large")] {
+        for (range, scope) in [("", "every project"), (bounds.as_str(), "its rowid range")] {
             let sql = format!(
                 "SELECT m.id, -bm25(memories_fts, 0.0, 1.0, 3.0, 2.0) AS s FROM memories_fts \
 CROSS JOIN memories m ON m.id = memories_fts.memory_id \
-WHERE memories_fts MATCH ?1{} AND m.project_id = ?2 ORDER BY s DESC LIMIT 20",
-                range.replace("{R}", &rowids.to_string())
+WHERE memories_fts MATCH ?1{range} AND m.project_id = ?2 ORDER BY s DESC LIMIT 20"
             );
             let latencies = timed(db, queries, |q| {
                 let expression = engram_core::query::match_expression(q)?;
@@ -375,23 +384,6 @@ WHERE memories_fts MATCH ?1{} AND m.project_id = ?2 ORDER BY s DESC LIMIT 20",
             );
         }
     }
-}
-
-/// How many memories `project` holds on the server behind `client`.
-async fn project_size(client: &HranaClient<CountingTransport>, project: &str) -> i64 {
-    let rows = client
-        .pipeline(&[Statement::with_params(
-            "SELECT count(*) FROM memories WHERE project_id = ?1",
-            vec![Value::from(project)],
-        )])
-        .await
-        .expect("count");
-    rows.into_iter()
-        .next()
-        .and_then(|r| r.ok())
-        .and_then(|r| r.rows.first().and_then(|row| row.first().cloned()))
-        .and_then(|v| v.as_i64("count").ok())
-        .unwrap_or(0)
 }
 
 /// Percentiles of running one statement per query (none where `statement` gives none).
@@ -610,16 +602,12 @@ async fn main() {
             // A small project in the same database (a tenant beside a large one): the
             // threshold counts its memories, so the exact scan of its own answers.
             if size >= 10_000 {
-                const SMALL: usize = 300;
-                let config = EngramConfig {
-                    project_id: "small".to_owned(),
-                };
-                let mut small = Engram::open(&db, config, Host::native())
+                let mut small = Engram::open(&db, small_project(), Host::native())
                     .await
                     .unwrap()
                     .with_embedder(Box::new(HashEmbedder));
-                if !already_filled(&db, "small", SMALL).await {
-                    fill(&small, &corpus(SMALL, &vocab)).await;
+                if !already_filled(&db, SMALL_PROJECT, SMALL_PROJECT_SIZE).await {
+                    fill(&small, &corpus(SMALL_PROJECT_SIZE, &vocab)).await;
                 }
                 let (p, stages) = measure(&small, &queries).await;
                 row(
@@ -699,11 +687,8 @@ async fn main() {
             }
             // The small project the vector index rows filled beside them, as one tenant of a
             // shared server (a Worker's case) searches it.
-            if http_exact && served.is_some() && project_size(&client, "small").await > 0 {
-                let config = EngramConfig {
-                    project_id: "small".to_owned(),
-                };
-                let small = Engram::open(&client, config, Host::native())
+            if http_exact && served.is_some() && project_size(&client, SMALL_PROJECT).await > 0 {
+                let small = Engram::open(&client, small_project(), Host::native())
                     .await
                     .unwrap()
                     .with_embedder(Box::new(HashEmbedder));

@@ -239,6 +239,16 @@ pub const MIGRATIONS: &[Migration] = &[
 /// 1099511627776; a test checks every statement that does.
 pub const PROJECT_ROWIDS: i64 = 1 << 40;
 
+/// SQL that keeps `rowid` (a keyword-table rowid expression) inside the range of the
+/// project named by `project` (an SQL expression, such as a parameter): bounds FTS5 applies
+/// while it walks its term lists.
+pub fn in_project_rowids(rowid: &str, project: &str) -> String {
+    format!(
+        "{rowid} >= (SELECT key * {PROJECT_ROWIDS} FROM projects WHERE project_id = {project}) \
+AND {rowid} < (SELECT (key + 1) * {PROJECT_ROWIDS} FROM projects WHERE project_id = {project})"
+    )
+}
+
 /// Version 9: every project has a row in `projects`, and its keyword rows a rowid range.
 ///
 /// - `projects` gives each project an integer `key`, its count of live memories (`live`) and

@@ -182,11 +182,7 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // memory changed after the index's position; otherwise FTS5's fast form runs, behind a
     // LIMIT that is 0 when the pick counts.
     let keyword_ctes = if paths.keyword {
-        let rowids = engram_core::schema::PROJECT_ROWIDS;
-        let in_range = format!(
-            "rowid >= (SELECT key * {rowids} FROM projects WHERE project_id = ?{PROJECT}) \
-AND rowid < (SELECT (key + 1) * {rowids} FROM projects WHERE project_id = ?{PROJECT})"
-        );
+        let in_range = engram_core::schema::in_project_rowids("rowid", &format!("?{PROJECT}"));
         // Whether the pick counts is written out where it is read, twice: an index seek
         // each, cheaper than the temporary table a shared CTE would fill.
         let pick_counts = format!(
