@@ -10,7 +10,9 @@
 // The last configuration stores over HTTP: the same wasm against engram-testserver (a
 // libSQL engine serving Hrana, in its own process; the release build, `cargo build
 // --release -p engram-testserver`, unless `ENGRAM_TESTSERVER_BIN` names another), filled
-// over HTTP, at sizes up to 10,000; it also prints HTTP requests per search.
+// over HTTP, at sizes up to 10,000; it also prints HTTP requests per search. It searches
+// with resident vectors and keywords, then as a Worker does (nothing resident), then as a
+// project of 300 memories on the same server (a tenant beside the large project).
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -115,6 +117,10 @@ async function loadResident(memory, size) {
 }
 
 const HTTP_RESIDENT = "wasm (Node) over HTTP, hybrid (res.)";
+const HTTP_PER_REQUEST = "wasm (Node) over HTTP, hybrid (exact)";
+// The small project the per-request rows put beside the large one (the native
+// `search_bench`'s recipe and size).
+const SMALL_PROJECT_SIZE = 300;
 let server;
 // The test server, started once; null (with a line saying why) when its binary is absent.
 async function testServer() {
@@ -155,7 +161,7 @@ for (const size of sizes) {
     if (residentVectors) await loadResident(m, size);
     await measure(m, size, label);
   }
-  const http = size <= 10_000 && wanted(HTTP_RESIDENT) ? await testServer() : null;
+  const http = size <= 10_000 && (wanted(HTTP_RESIDENT) || wanted(HTTP_PER_REQUEST)) ? await testServer() : null;
   if (http) {
     const { url } = http;
     // Storage requests go to the server and are counted; the embedder's go to the hash.
@@ -169,8 +175,20 @@ for (const size of sizes) {
     const started = performance.now();
     for (const d of docs) await m.remember(d);
     console.error(`  ${size}: filled over HTTP in ${((performance.now() - started) / 1e3).toFixed(1)} s`);
-    await loadResident(m, size);
-    await measure(m, size, HTTP_RESIDENT, requests);
+    if (wanted(HTTP_RESIDENT)) {
+      await loadResident(m, size);
+      await measure(m, size, HTTP_RESIDENT, requests);
+    }
+    if (wanted(HTTP_PER_REQUEST)) {
+      // A Worker's case: nothing resident (an instance serves one request), the dense path
+      // by the exact scan, and a small project as one tenant beside the large one on the
+      // same server, each searching only its own rows.
+      const large = await engram.createMemory({ url, projectId: `bench-${size}`, fetch: routed, embedder });
+      await measure(large, size, HTTP_PER_REQUEST, requests);
+      const small = await engram.createMemory({ url, projectId: `bench-${size}-small`, fetch: routed, embedder });
+      for (const d of corpus(SMALL_PROJECT_SIZE)) await small.remember(d);
+      await measure(small, `${SMALL_PROJECT_SIZE}`, `  small project beside it`, requests);
+    }
   }
 }
 await server?.stop();
