@@ -187,7 +187,7 @@ for (const size of sizes) {
       await measure(large, size, HTTP_PER_REQUEST, requests);
       const small = await engram.createMemory({ url, projectId: `bench-${size}-small`, fetch: routed, embedder });
       for (const d of corpus(SMALL_PROJECT_SIZE)) await small.remember(d);
-      await measure(small, `${SMALL_PROJECT_SIZE}`, `  small project beside it`, requests);
+      await measure(small, `${SMALL_PROJECT_SIZE}`, "  small project beside it", requests);
     }
   }
 }

@@ -91,10 +91,10 @@ fn memory_text_of(
 /// place the chunk among the file's other chunks. Both earn their place on real data
 /// (SWE-bench pytest dev, MiniLM, dense-only MRR by the worst gold file): `File: path`
 /// alone scored 0.533 where the file, kind and name score 0.561 (full pipeline 0.619
-/// against 0.629). A chunk with no file gains nothing from its name alone: CoSQA's
-/// functions, which start with their `def` line, embedded behind `function: name` scored
-/// dense MRR 0.531 against 0.544 without a prefix, so a chunk's name goes in only beside
-/// its file.
+/// against 0.629). Without a file the name alone does not help: CoSQA's functions (no
+/// file to name) embedded behind `function: name` scored dense MRR 0.531 against 0.544
+/// with no prefix, since the `def` line already states the name; the CoSQA eval embeds
+/// them without one.
 ///
 /// ```
 /// use engram_core::context::chunk_prefix;
