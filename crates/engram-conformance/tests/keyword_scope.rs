@@ -186,7 +186,7 @@ async fn assert_counts_match<D: Database + Copy>(db: D, projects: &[&str]) {
 }
 
 /// Rolls the database back to its version 8 form: no `projects`, and keyword rows renumbered
-/// from 1 in rowid order, as version 8 wrote them; the ledger without version 9.
+/// from 1 in rowid order, as version 8 wrote them; the ledger without versions 9 and 10.
 async fn roll_back_to_version_8<D: Database>(db: D) {
     db.transaction(&[
         Statement::new("DROP TRIGGER projects_insert"),
@@ -203,7 +203,7 @@ async fn roll_back_to_version_8<D: Database>(db: D) {
              SELECT memory_id, content, tags, related_files FROM v8_rows ORDER BY rowid",
         ),
         Statement::new("DROP TABLE v8_rows"),
-        Statement::new("DELETE FROM schema_migrations WHERE version = 9"),
+        Statement::new("DELETE FROM schema_migrations WHERE version >= 9"),
     ])
     .await
     .expect("roll back");
@@ -252,42 +252,142 @@ async fn version_8_databases_are_migrated<D: Database + Copy>(db: D) {
     assert_eq!(before, after);
     assert!(before.iter().all(|hits| !hits.is_empty()));
     assert!(before.iter().flatten().all(|(id, _)| id != &gone));
-    let rows = "SELECT count(*) FROM memories_fts WHERE rowid >= 1099511627776";
-    assert_eq!(count(db, rows).await, 23);
+    // Version 9 keys the projects 1 and 2 in the order of their first memory, and version 10
+    // renumbers the first 0: its 11 live rows lie below 2⁴⁰, the second's 12 in key 2's range.
     let second_id = format!("{project}-second");
+    assert_eq!(project_key(db, &project).await, 0);
+    assert_eq!(project_key(db, &second_id).await, 2);
+    let first_rows = "SELECT count(*) FROM memories_fts WHERE rowid < 1099511627776";
+    let second_rows = "SELECT count(*) FROM memories_fts \
+        WHERE rowid >= 2199023255552 AND rowid < 3298534883328";
+    assert_eq!(count(db, first_rows).await, 11);
+    assert_eq!(count(db, second_rows).await, 12);
     assert_counts_match(db, &[&project, &second_id]).await;
     assert_eq!(live_count(db, &project).await, 11);
-    let rolled = "SELECT count(*) FROM memories_fts WHERE rowid < 1099511627776";
-    assert_eq!(count(db, rolled).await, 0);
 
-    // A second process that read the ledger before the first recorded version 9 runs its
-    // statements again: nothing changes.
-    let version_9 = engram_core::schema::MIGRATIONS
+    // A second process that read the ledger before the first recorded versions 9 and 10
+    // runs their statements again: nothing changes.
+    let statements: Vec<Statement> = engram_core::schema::MIGRATIONS
         .iter()
-        .find(|m| m.version == 9)
-        .expect("version 9");
-    let statements: Vec<Statement> = version_9
-        .statements
-        .iter()
-        .map(|s| Statement::new(*s))
+        .filter(|m| m.version >= 9)
+        .flat_map(|m| m.statements.iter().map(|s| Statement::new(*s)))
         .collect();
     db.transaction(&statements).await.expect("again");
-    assert_eq!(count(db, rows).await, 23);
+    assert_eq!(project_key(db, &project).await, 0);
+    assert_eq!(count(db, first_rows).await, 11);
+    assert_eq!(count(db, second_rows).await, 12);
     assert_counts_match(db, &[&project, &second_id]).await;
-    assert_eq!(keyword_hits(&reopened, queries[0]).await, before[0]);
+    for (i, query) in queries.iter().enumerate() {
+        assert_eq!(keyword_hits(&reopened, query).await, before[2 * i]);
+        assert_eq!(
+            keyword_hits(&reopened_second, query).await,
+            before[2 * i + 1]
+        );
+    }
     // Memories written after the migration take rowids past every migrated one.
     for engram in [&reopened, &reopened_second] {
         let text = "entry 99: a zanzibar quirk".to_owned();
         let id = remember_all(engram, &[text]).await.remove(0);
         assert_eq!(keyword_hits(engram, "zanzibar").await[0].0, id);
     }
-    assert_eq!(count(db, rows).await, 25);
+    assert_eq!(count(db, first_rows).await, 12);
+    assert_eq!(count(db, second_rows).await, 13);
+}
+
+/// The key `projects` gives `project`.
+async fn project_key<D: Database>(db: D, project: &str) -> i64 {
+    let rows = db
+        .transaction(&[Statement::with_params(
+            "SELECT key FROM projects WHERE project_id = ?1",
+            vec![Value::from(project)],
+        )])
+        .await
+        .expect("key");
+    rows[0].rows[0][0].as_i64("key").expect("key")
+}
+
+/// A new database keys its first project 0 and the next 1, each project's keyword rows
+/// counting up from its range's start; a version 9 database keyed from 1 is renumbered
+/// with the same results.
+async fn the_first_project_keys_rowids_from_zero<D: Database + Copy>(db: D) {
+    let project = format!("ks-zero-{}", nonce());
+    let next = format!("{project}-next");
+    let first = open_project(db, &project).await;
+    let second = open_project(db, &next).await;
+    let texts: Vec<String> = (0..6)
+        .map(|n| format!("note {n}: the cache warms in {} passes", n % 3))
+        .collect();
+    remember_all(&first, &texts).await;
+    remember_all(&second, &texts).await;
+    assert_eq!(project_key(db, &project).await, 0);
+    assert_eq!(project_key(db, &next).await, 1);
+    let rows = "SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts ORDER BY rowid)";
+    let listed = db.transaction(&[Statement::new(rows)]).await.expect(rows);
+    let listed = listed[0].rows[0][0]
+        .as_text("rowids")
+        .expect("rowids")
+        .to_owned();
+    let expected: Vec<String> = (1..=6)
+        .map(|n| n.to_string())
+        .chain((1..=6).map(|n| (1099511627776_i64 + n).to_string()))
+        .collect();
+    assert_eq!(listed, expected.join(","));
+    let before = (
+        keyword_hits(&first, "cache passes").await,
+        keyword_hits(&second, "cache passes").await,
+    );
+    assert_eq!(before.0.len(), 6);
+    assert_eq!(before.1.len(), 6);
+
+    // Back to version 9's numbering, where the first project was key 1 (the second
+    // project's rows move first, out of the way): reopening renumbers it.
+    db.transaction(&[
+        Statement::new(
+            "UPDATE memories_fts SET rowid = rowid + 1099511627776 \
+             WHERE rowid >= 1099511627776 AND rowid < 2199023255552",
+        ),
+        Statement::new(
+            "UPDATE memories_fts SET rowid = rowid + 1099511627776 WHERE rowid < 1099511627776",
+        ),
+        // Through negative keys: `key + 1` in place would meet the next key.
+        Statement::new("UPDATE projects SET key = -key - 1"),
+        Statement::new("UPDATE projects SET key = -key"),
+        Statement::new("DELETE FROM schema_migrations WHERE version = 10"),
+    ])
+    .await
+    .expect("back to version 9");
+    assert_eq!(project_key(db, &project).await, 1);
+    let reopened = open_project(db, &project).await;
+    let reopened_next = open_project(db, &next).await;
+    assert_eq!(project_key(db, &project).await, 0);
+    assert_eq!(project_key(db, &next).await, 2);
+    let listed = db.transaction(&[Statement::new(rows)]).await.expect(rows);
+    let listed = listed[0].rows[0][0]
+        .as_text("rowids")
+        .expect("rowids")
+        .to_owned();
+    let expected: Vec<String> = (1..=6)
+        .map(|n| n.to_string())
+        .chain((1..=6).map(|n| (2 * 1099511627776_i64 + n).to_string()))
+        .collect();
+    assert_eq!(listed, expected.join(","));
+    assert_eq!(keyword_hits(&reopened, "cache passes").await, before.0);
+    assert_eq!(keyword_hits(&reopened_next, "cache passes").await, before.1);
+    let id = remember_all(&reopened, &["note 7: a quokka".to_owned()])
+        .await
+        .remove(0);
+    assert_eq!(keyword_hits(&reopened, "quokka").await[0].0, id);
 }
 
 on_a_file_and_over_http!(
     a_project_searches_its_own_rowid_range,
     a_project_searches_its_own_rowid_range_on_an_embedded_libsql_file,
     a_project_searches_its_own_rowid_range_on_the_test_server_over_http
+);
+on_a_file_and_over_http!(
+    the_first_project_keys_rowids_from_zero,
+    the_first_project_keys_rowids_from_zero_on_an_embedded_libsql_file,
+    the_first_project_keys_rowids_from_zero_on_the_test_server_over_http
 );
 on_a_file_and_over_http!(
     version_8_databases_are_migrated,
