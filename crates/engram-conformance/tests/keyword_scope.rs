@@ -158,29 +158,26 @@ async fn a_project_searches_its_own_rowid_range<D: Database + Copy>(db: D) {
     assert_eq!(hits[0].0, fresh[0]);
 }
 
+/// The one integer `sql` selects with `params`.
+async fn integer<D: Database>(db: D, sql: &str, params: Vec<Value>) -> i64 {
+    let rows = db
+        .transaction(&[Statement::with_params(sql, params)])
+        .await
+        .expect(sql);
+    rows[0].rows[0][0].as_i64(sql).expect(sql)
+}
+
 /// The live memories `projects` counts for `project`.
 async fn live_count<D: Database>(db: D, project: &str) -> i64 {
-    let rows = db
-        .transaction(&[Statement::with_params(
-            "SELECT coalesce((SELECT live FROM projects WHERE project_id = ?1), 0)",
-            vec![Value::from(project)],
-        )])
-        .await
-        .expect("count");
-    rows[0].rows[0][0].as_i64("live").expect("live")
+    let live = "SELECT coalesce((SELECT live FROM projects WHERE project_id = ?1), 0)";
+    integer(db, live, vec![Value::from(project)]).await
 }
 
 /// `projects` agrees with the memories for each of `projects`.
 async fn assert_counts_match<D: Database + Copy>(db: D, projects: &[&str]) {
+    let live = "SELECT count(*) FROM memories WHERE project_id = ?1 AND deprecated = 0";
     for project in projects {
-        let rows = db
-            .transaction(&[Statement::with_params(
-                "SELECT count(*) FROM memories WHERE project_id = ?1 AND deprecated = 0",
-                vec![Value::from(*project)],
-            )])
-            .await
-            .expect("count");
-        let counted = rows[0].rows[0][0].as_i64("count").expect("count");
+        let counted = integer(db, live, vec![Value::from(*project)]).await;
         assert_eq!(live_count(db, project).await, counted, "{project}");
     }
 }
@@ -210,8 +207,7 @@ async fn roll_back_to_version_8<D: Database>(db: D) {
 }
 
 async fn count<D: Database>(db: D, sql: &str) -> i64 {
-    let rows = db.transaction(&[Statement::new(sql)]).await.expect(sql);
-    rows[0].rows[0][0].as_i64("count").expect("count")
+    integer(db, sql, Vec::new()).await
 }
 
 async fn version_8_databases_are_migrated<D: Database + Copy>(db: D) {
@@ -296,14 +292,18 @@ async fn version_8_databases_are_migrated<D: Database + Copy>(db: D) {
 
 /// The key `projects` gives `project`.
 async fn project_key<D: Database>(db: D, project: &str) -> i64 {
-    let rows = db
-        .transaction(&[Statement::with_params(
-            "SELECT key FROM projects WHERE project_id = ?1",
-            vec![Value::from(project)],
-        )])
-        .await
-        .expect("key");
-    rows[0].rows[0][0].as_i64("key").expect("key")
+    let key = "SELECT key FROM projects WHERE project_id = ?1";
+    integer(db, key, vec![Value::from(project)]).await
+}
+
+/// Every keyword row's rowid, in order, comma-separated.
+async fn keyword_rowids<D: Database>(db: D) -> String {
+    let rows = "SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts ORDER BY rowid)";
+    let listed = db.transaction(&[Statement::new(rows)]).await.expect(rows);
+    listed[0].rows[0][0]
+        .as_text("rowids")
+        .expect("rowids")
+        .to_owned()
 }
 
 /// A new database keys its first project 0 and the next 1, each project's keyword rows
@@ -321,17 +321,13 @@ async fn the_first_project_keys_rowids_from_zero<D: Database + Copy>(db: D) {
     remember_all(&second, &texts).await;
     assert_eq!(project_key(db, &project).await, 0);
     assert_eq!(project_key(db, &next).await, 1);
-    let rows = "SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts ORDER BY rowid)";
-    let listed = db.transaction(&[Statement::new(rows)]).await.expect(rows);
-    let listed = listed[0].rows[0][0]
-        .as_text("rowids")
-        .expect("rowids")
-        .to_owned();
-    let expected: Vec<String> = (1..=6)
-        .map(|n| n.to_string())
-        .chain((1..=6).map(|n| (1099511627776_i64 + n).to_string()))
-        .collect();
-    assert_eq!(listed, expected.join(","));
+    // Rows 1 to 6 of project 0's range, then of the next project's.
+    let expected = |next_key: i64| -> String {
+        let rows = (1..=6).map(|n| n.to_string());
+        let next_rows = (1..=6).map(|n| (next_key * 1099511627776 + n).to_string());
+        rows.chain(next_rows).collect::<Vec<_>>().join(",")
+    };
+    assert_eq!(keyword_rowids(db).await, expected(1));
     let before = (
         keyword_hits(&first, "cache passes").await,
         keyword_hits(&second, "cache passes").await,
@@ -361,16 +357,7 @@ async fn the_first_project_keys_rowids_from_zero<D: Database + Copy>(db: D) {
     let reopened_next = open_project(db, &next).await;
     assert_eq!(project_key(db, &project).await, 0);
     assert_eq!(project_key(db, &next).await, 2);
-    let listed = db.transaction(&[Statement::new(rows)]).await.expect(rows);
-    let listed = listed[0].rows[0][0]
-        .as_text("rowids")
-        .expect("rowids")
-        .to_owned();
-    let expected: Vec<String> = (1..=6)
-        .map(|n| n.to_string())
-        .chain((1..=6).map(|n| (2 * 1099511627776_i64 + n).to_string()))
-        .collect();
-    assert_eq!(listed, expected.join(","));
+    assert_eq!(keyword_rowids(db).await, expected(2));
     assert_eq!(keyword_hits(&reopened, "cache passes").await, before.0);
     assert_eq!(keyword_hits(&reopened_next, "cache passes").await, before.1);
     let id = remember_all(&reopened, &["note 7: a quokka".to_owned()])
