@@ -14,7 +14,7 @@ network with a lookup table, the Model2Vec recipe written out here:
 
 A text's embedding is then the mean of its word pieces' rows (no special tokens), L2
 normalized — see `engram_embed::StaticEmbedder`. It ignores word order; the CoSQA figures
-in the README say what that costs.
+in docs/embeddings.md ("Edge model") say what that costs.
 
 File layout (little-endian): b"EGST", u32 version (1), u32 vocab, u32 dims,
 vocab x f32 row scales, vocab x dims int8.

@@ -1,5 +1,5 @@
-//! Our Porter stems against FTS5's own: every distinct word of this repository's README and
-//! of two source files goes through SQLite's `porter unicode61` tokenizer, and
+//! Our Porter stems against FTS5's own: every distinct word of this repository's README, its
+//! `docs/` and two source files goes through SQLite's `porter unicode61` tokenizer, and
 //! `fts5vocab` reports the stem it indexed.
 
 use std::collections::BTreeSet;
@@ -11,6 +11,15 @@ use engram_store::{Statement, Value};
 fn words() -> BTreeSet<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut text = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/")
+        .map(|entry| entry.expect("docs/ entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    for doc in docs {
+        text.push_str(&std::fs::read_to_string(&doc).expect("a docs/ page"));
+    }
     for source in [
         "crates/engram-core/src/query.rs",
         "crates/engram-retrieval/src/lib.rs",
@@ -140,6 +149,8 @@ async fn fts_terms_match_fts5_per_code_point_and_on_real_text() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     for source in [
         "README.md",
+        "docs/retrieval.md",
+        "docs/search-internals.md",
         "crates/engram-core/src/query.rs",
         "crates/engram-core/src/fts_terms.rs",
         "crates/engram-retrieval/src/analysis.rs",

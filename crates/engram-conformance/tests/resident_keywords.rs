@@ -14,13 +14,14 @@ use engram_store::{Statement, Value};
 use engram_testserver::{ServerConfig, TestServer};
 use file_db::open_db;
 
-/// Memories of four lines each from the README and some sources, tagged by file kind and
+/// Memories of four lines each from the README, a docs page and some sources, tagged by file kind and
 /// related to their file, plus a few in other scripts.
 fn corpus() -> Vec<NewMemory> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut memories = Vec::new();
     for (file, memory_type) in [
         ("README.md", MemoryType::Decision),
+        ("docs/retrieval.md", MemoryType::Decision),
         ("crates/engram-retrieval/src/fusion.rs", MemoryType::Pattern),
         (
             "crates/engram-retrieval/src/analysis.rs",
