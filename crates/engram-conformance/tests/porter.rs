@@ -8,18 +8,25 @@ use engram::Database;
 use engram_libsql::LocalDatabase;
 use engram_store::{Statement, Value};
 
-fn words() -> BTreeSet<String> {
+/// The repository's prose: the README and every page of `docs/`, in a fixed order.
+fn prose() -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut text = std::fs::read_to_string(root.join("README.md")).expect("README.md");
-    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+    let mut pages: Vec<_> = std::fs::read_dir(root.join("docs"))
         .expect("docs/")
         .map(|entry| entry.expect("docs/ entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "md"))
         .collect();
-    docs.sort();
-    for doc in docs {
-        text.push_str(&std::fs::read_to_string(&doc).expect("a docs/ page"));
-    }
+    pages.sort();
+    pages.insert(0, root.join("README.md"));
+    pages
+        .iter()
+        .map(|page| std::fs::read_to_string(page).expect("a prose page"))
+        .collect()
+}
+
+fn words() -> BTreeSet<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut text = prose().concat();
     for source in [
         "crates/engram-core/src/query.rs",
         "crates/engram-retrieval/src/lib.rs",
@@ -146,11 +153,11 @@ async fn fts_terms_match_fts5_per_code_point_and_on_real_text() {
         .filter_map(|&p| char::from_u32(p))
         .map(|c| format!("qq{c}zz qq{c}ings"))
         .collect();
+    for page in prose() {
+        texts.extend(page.lines().map(str::to_owned));
+    }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     for source in [
-        "README.md",
-        "docs/retrieval.md",
-        "docs/search-internals.md",
         "crates/engram-core/src/query.rs",
         "crates/engram-core/src/fts_terms.rs",
         "crates/engram-retrieval/src/analysis.rs",

@@ -14,8 +14,8 @@ use engram_store::{Statement, Value};
 use engram_testserver::{ServerConfig, TestServer};
 use file_db::open_db;
 
-/// Memories of four lines each from the README, a docs page and some sources, tagged by file kind and
-/// related to their file, plus a few in other scripts.
+/// Memories of four lines each from the README, a docs page and some sources, tagged by
+/// file kind and related to their file, plus a few in other scripts.
 fn corpus() -> Vec<NewMemory> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut memories = Vec::new();
