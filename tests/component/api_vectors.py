@@ -98,5 +98,48 @@ def _run_step(engram, step, ids):
         memory_id = step.get("literalId") or ids.get(step["id"])
         forgotten = engram.forget(memory_id)
         assert forgotten == expect.get("forgotten", True), f"forgot {forgotten}"
+    elif op == "agent":
+        _run_agent_step(engram, step, ids)
     else:
         raise AssertionError(f"unknown op {op}")
+
+
+def _run_agent_step(engram, step, ids):
+    """The agent loop: `call` names the method; `shownIds` in the input hold memory names."""
+    data = json.loads(json.dumps(step["input"]))
+    if isinstance(data.get("shownIds"), list):
+        data["shownIds"] = [ids.get(name, name) for name in data["shownIds"]]
+    calls = {
+        "callTool": lambda: engram.call_tool(data.get("name", ""), data.get("arguments", {})),
+        "augment": lambda: engram.augment_tool_result(data),
+        "step": lambda: engram.step_injection(data),
+        "sessionContext": lambda: engram.session_context(data),
+    }
+    assert step["call"] in calls, f"unknown agent call {step['call']}"
+    answer, error = _attempt(calls[step["call"]])
+    if "expectError" in step:
+        assert error is not None, f"expected an error, got {answer}"
+        _expect_error(error, step["expectError"])
+        return
+    assert error is None, f"unexpected error {error}"
+    if "as" in step:
+        ids[step["as"]] = answer["data"]["id"]
+    expect = step.get("expect", {})
+    if expect.get("null"):
+        assert answer is None, f"expected null, got {answer}"
+        return
+    assert answer is not None, "expected an answer, got null"
+    shown = answer["memoryIds"]
+    if "kind" in expect:
+        assert answer["kind"] == expect["kind"], f"kind {answer['kind']}, expected {expect['kind']}"
+    if "memoryIds" in expect:
+        want = [ids.get(name) for name in expect["memoryIds"]]
+        assert shown == want, f"memoryIds {shown}, expected {expect['memoryIds']}"
+    for name in expect.get("includes", []):
+        assert ids.get(name) in shown, f"{name} missing from {shown}"
+    for name in expect.get("excludes", []):
+        assert ids.get(name) not in shown, f"{name} should not be in {shown}"
+    for part in expect.get("textContains", []):
+        assert part in answer["text"], f"text {answer['text']!r} lacks {part!r}"
+    if expect.get("withinBudget"):
+        assert answer["tokens"] <= answer["budget"], f"tokens {answer['tokens']} over budget {answer['budget']}"

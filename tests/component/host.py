@@ -54,7 +54,7 @@ class ComponentHost:
         if api is None:
             raise RuntimeError("component does not export engram:memory/api@0.1.0")
         self.funcs = {}
-        for name in ["chunk-file", "code-graph", "parse-transcript"]:
+        for name in ["chunk-file", "code-graph", "parse-transcript", "tool-definitions"]:
             index = self.instance.get_export_index(self.store, name, api)
             self.funcs[name] = self.instance.get_func(self.store, index)
         for name in ["[static]engram.open", "[static]engram.open-with-model",
@@ -66,6 +66,8 @@ class ComponentHost:
                      "[method]engram.dependencies", "[method]engram.neighbours",
                      "[method]engram.mark-stale", "[method]engram.checkpoint-session",
                      "[method]engram.finalize-session", "[method]engram.recover-sessions",
+                     "[method]engram.call-tool", "[method]engram.session-context",
+                     "[method]engram.augment-tool-result", "[method]engram.step-injection",
                      "[static]session.start", "[method]session.observe",
                      "[method]session.observe-many", "[method]session.hot-files",
                      "[method]session.triggers",
@@ -98,6 +100,9 @@ class ComponentHost:
 
     def code_graph(self, files):
         return json.loads(self.funcs["code-graph"](self.store, [_source_file(f) for f in files]))
+
+    def tool_definitions(self, format="anthropic"):
+        return json.loads(self.call("tool-definitions", format))
 
     def parse_transcript(self, text):
         return json.loads(self.call("parse-transcript", text))
@@ -215,6 +220,21 @@ class ComponentEngram:
 
     def load_resident_vectors(self):
         return self.host.call("[method]engram.load-resident-vectors", self.handle)
+
+    def call_tool(self, name, arguments):
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        return json.loads(self.host.call("[method]engram.call-tool", self.handle, name, text))
+
+    def session_context(self, start=None):
+        return json.loads(self.host.call("[method]engram.session-context", self.handle, json.dumps(start or {})))
+
+    def augment_tool_result(self, context):
+        found = self.host.call("[method]engram.augment-tool-result", self.handle, json.dumps(context))
+        return None if found is None else json.loads(found)
+
+    def step_injection(self, request):
+        found = self.host.call("[method]engram.step-injection", self.handle, json.dumps(request))
+        return None if found is None else json.loads(found)
 
     def embed_pending(self, batch):
         return json.loads(self.host.call("[method]engram.embed-pending", self.handle, batch))

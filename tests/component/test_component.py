@@ -73,3 +73,13 @@ def test_wrong_token_and_bad_input_are_typed_errors(server, host):
     # The instance keeps working after errors.
     stored = engram.remember({"type": "decision", "content": "components survive bad input"})
     assert engram.get(stored["id"])["content"] == "components survive bad input"
+
+
+def test_tool_definitions_come_in_every_sdk_shape(host):
+    for fmt, key in [("anthropic", "input_schema"), ("openai", "function"), ("mcp", "inputSchema")]:
+        tools = host.tool_definitions(fmt)
+        assert [t.get("name") or t["function"]["name"] for t in tools] == ["search_memory", "record_memory", "analyze_impact"]
+        assert all(key in t for t in tools)
+    with pytest.raises(EngramError) as bad:
+        host.tool_definitions("gemini")
+    assert bad.value.code == "invalid_input"

@@ -118,7 +118,42 @@ async function runStep(engram, step, ids) {
       check(forgotten === (expect.forgotten ?? true), () => `forgot ${forgotten}`);
       return;
     }
+    case "agent":
+      return runAgentStep(engram, step, ids);
     default:
       throw new Error(`unknown op ${step.op}`);
   }
+}
+
+// The agent loop: `call` names the method; `shownIds` in the input hold memory names.
+async function runAgentStep(engram, step, ids) {
+  const input = structuredClone(step.input);
+  if (Array.isArray(input.shownIds)) input.shownIds = input.shownIds.map((name) => ids.get(name) ?? name);
+  const calls = {
+    callTool: () => engram.callTool(input.name, input.arguments),
+    augment: () => engram.augmentToolResult(input),
+    step: () => engram.stepInjection(input),
+    sessionContext: () => engram.sessionContext(input),
+  };
+  check(calls[step.call], () => `unknown agent call ${step.call}`);
+  const result = await attempt(calls[step.call]);
+  if (step.expectError) {
+    check(result.error, () => `expected an error, got ${JSON.stringify(result.value)}`);
+    expectError(result.error, step.expectError);
+    return;
+  }
+  check(!result.error, () => `unexpected error: ${result.error?.message}`);
+  const answer = result.value;
+  if (step.as) ids.set(step.as, answer.data.id);
+  const expect = step.expect ?? {};
+  if (expect.null) return check(answer === null, () => `expected null, got ${JSON.stringify(answer)}`);
+  check(answer !== null, "expected an answer, got null");
+  const named = (name) => ids.get(name);
+  const shown = answer.memoryIds;
+  if (expect.kind !== undefined) check(answer.kind === expect.kind, () => `kind ${answer.kind}, expected ${expect.kind}`);
+  if (expect.memoryIds) check(same(shown, expect.memoryIds.map(named)), () => `memoryIds ${shown}, expected ${expect.memoryIds}`);
+  for (const name of expect.includes ?? []) check(shown.includes(named(name)), () => `${name} missing from ${shown}`);
+  for (const name of expect.excludes ?? []) check(!shown.includes(named(name)), () => `${name} should not be in ${shown}`);
+  for (const part of expect.textContains ?? []) check(answer.text.includes(part), () => `text ${JSON.stringify(answer.text)} lacks ${JSON.stringify(part)}`);
+  if (expect.withinBudget) check(answer.tokens <= answer.budget, () => `tokens ${answer.tokens} over budget ${answer.budget}`);
 }

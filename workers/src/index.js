@@ -1,5 +1,6 @@
 // engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/get, /v1/forget,
-// /v1/embed-pending.
+// /v1/embed-pending, and the agent loop's /v1/tools, /v1/tool, /v1/session-context,
+// /v1/augment and /v1/step.
 //
 // The tenant is the request's bearer token, forwarded as the auth token of the libSQL
 // database at env.LIBSQL_URL; the project is the `x-engram-project` header (default
@@ -19,7 +20,7 @@
 // Rerank: with RERANK_PROVIDER ("cohere" — also jina, voyage, vllm, infinity — or "tei")
 // and RERANK_URL (plus RERANK_MODEL, and the secret RERANK_API_KEY where the service needs
 // them), each search's best 20 are reordered by that service, called through fetch.
-import { initSync, createMemory, createMemoryWithModel, loadStaticEmbeddingModel } from "../build/engram/engram.js";
+import { initSync, createMemory, createMemoryWithModel, loadStaticEmbeddingModel, toolDefinitions } from "../build/engram/engram.js";
 import wasmModule from "../build/engram/engram_bg.wasm";
 import staticTable from "../build/model/static-minilm.bin";
 import staticTokenizer from "../build/model/tokenizer.bin";
@@ -92,6 +93,13 @@ const routes = {
   },
   "/v1/forget": async (engram, body) => json({ forgotten: await engram.forget(String(body?.id ?? "")) }),
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),
+  // The agent loop (SPEC §7): engram's tools for a model, the session start's context,
+  // memories for a file's tool result, the step-injection decider (an Injection or null).
+  "/v1/tools": async (_engram, body) => json(toolDefinitions(body?.format)),
+  "/v1/tool": async (engram, body) => json(await engram.callTool(String(body?.name ?? ""), body?.arguments ?? {})),
+  "/v1/session-context": async (engram, body) => json(await engram.sessionContext(body ?? {})),
+  "/v1/augment": async (engram, body) => json(await engram.augmentToolResult(body)),
+  "/v1/step": async (engram, body) => json(await engram.stepInjection(body)),
 };
 
 export default {

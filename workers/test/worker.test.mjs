@@ -51,7 +51,7 @@ function client(projectId, token = TOKEN) {
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
     const payload = await response.json();
-    if (payload.error) throw Object.assign(new Error(payload.error.message), payload.error, { status: response.status });
+    if (payload?.error) throw Object.assign(new Error(payload.error.message), payload.error, { status: response.status });
     return payload;
   };
   return {
@@ -66,6 +66,10 @@ function client(projectId, token = TOKEN) {
       }
     },
     forget: async (id) => (await call("forget", { id })).forgotten,
+    callTool: (name, args) => call("tool", { name, arguments: args }),
+    sessionContext: (start) => call("session-context", start ?? {}),
+    augmentToolResult: (context) => call("augment", context),
+    stepInjection: (request) => call("step", request),
   };
 }
 

@@ -23,6 +23,7 @@ macro_rules! say {
     }};
 }
 
+mod agent;
 mod code;
 mod eval;
 mod model;
@@ -204,6 +205,10 @@ enum Command {
     /// The observer: replay recorded agent sessions, recover unfinished ones.
     #[command(subcommand)]
     Observe(observe::ObserveCommand),
+    /// Agent-loop integration: tool definitions and calls, session-start context,
+    /// tool-result augmentation, step injection.
+    #[command(subcommand)]
+    Agent(agent::AgentCommand),
     /// Create a database in a temporary folder, remember a few memories and search them.
     Demo,
 }
@@ -280,6 +285,10 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Demo = cli.command {
         return demo(&cli.target, cli.json).await;
+    }
+    if let Command::Agent(agent::AgentCommand::Tools { format }) = &cli.command {
+        agent::tools(*format);
+        return Ok(());
     }
     if let Command::Eval(args) = &cli.command {
         return eval::run(args, &cli.target, cli.json).await;
@@ -402,6 +411,7 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
             let (_, files) = engram.dependencies(&file, depth).await?;
             code::dependencies(&file, &files, json);
         }
+        Command::Agent(command) => agent::run(&engram, command, json).await?,
         Command::Demo | Command::Eval(_) => {
             return Err(CliError::Usage("handled before opening a database".into()))
         }

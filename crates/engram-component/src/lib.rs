@@ -52,6 +52,12 @@ impl Guest for Component {
     type Model = ModelResource;
     type Session = SessionResource;
 
+    fn tool_definitions(format: String) -> Result<String, Error> {
+        let format = ::engram::ToolFormat::parse(&format)
+            .ok_or_else(|| invalid("format", "must be anthropic, openai or mcp"))?;
+        to_json(&::engram::agent_loop::tools::render(format))
+    }
+
     fn parse_transcript(text: String) -> Result<String, Error> {
         let session = ::engram::observer::transcript::parse(&text)
             .map_err(|e| invalid("text", &e.to_string()))?;
@@ -211,6 +217,32 @@ impl GuestEngram for EngramResource {
         let query = SearchQuery::from_json(&query_json).map_err(|e| convert(&e.into()))?;
         let response = run(self.inner.search(&query))?;
         to_json(&response)
+    }
+
+    fn call_tool(&self, name: String, arguments_json: String) -> Result<String, Error> {
+        to_json(&run(self.inner.call_tool(&name, &arguments_json))?)
+    }
+
+    fn session_context(&self, start_json: String) -> Result<String, Error> {
+        let start =
+            ::engram::SessionStart::from_json(&start_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.session_context(&start))?)
+    }
+
+    fn augment_tool_result(&self, context_json: String) -> Result<Option<String>, Error> {
+        let context = ::engram::ToolResultContext::from_json(&context_json)
+            .map_err(|e| convert(&e.into()))?;
+        run(self.inner.augment_tool_result(&context))?
+            .map(|found| to_json(&found))
+            .transpose()
+    }
+
+    fn step_injection(&self, request_json: String) -> Result<Option<String>, Error> {
+        let request =
+            ::engram::StepRequest::from_json(&request_json).map_err(|e| convert(&e.into()))?;
+        run(self.inner.step_injection(&request))?
+            .map(|found| to_json(&found))
+            .transpose()
     }
 
     fn get(&self, id: String) -> Result<Option<String>, Error> {

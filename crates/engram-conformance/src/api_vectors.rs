@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use engram::{Database, Engram, EngramError, SearchQuery};
+use engram::{
+    Database, Engram, EngramError, SearchQuery, SessionStart, StepRequest, ToolResultContext,
+};
 use serde_json::Value as Json;
 
 use crate::{ensure, Failure};
@@ -187,6 +189,7 @@ async fn run_step<D: Database>(
                 format!("forgot {forgotten}, expected {want}")
             })
         }
+        "agent" => agent_step(engram, step, ids).await,
         other => Err(format!("unknown op {other:?}")),
     }
 }
@@ -217,4 +220,133 @@ fn expect_error(error: &EngramError, want: &Json) -> Result<(), String> {
 
 fn check(condition: bool, detail: impl FnOnce() -> String) -> Result<(), String> {
     ensure(condition, "", detail).map_err(|f| f.detail)
+}
+
+/// `input` with the memory names in its `shownIds` replaced by their ids.
+fn with_ids(input: &Json, ids: &HashMap<String, String>) -> Json {
+    let mut input = input.clone();
+    if let Some(shown) = input.get_mut("shownIds").and_then(Json::as_array_mut) {
+        for name in shown.iter_mut() {
+            if let Some(id) = name.as_str().and_then(|n| ids.get(n)) {
+                *name = Json::from(id.as_str());
+            }
+        }
+    }
+    input
+}
+
+/// One agent-loop call (`call`: callTool, augment, step or sessionContext) and its
+/// expectations on the answer's JSON.
+async fn agent_step<D: Database>(
+    engram: &Engram<D>,
+    step: &Json,
+    ids: &mut HashMap<String, String>,
+) -> Result<(), String> {
+    let input = with_ids(&step["input"], ids);
+    let text = input.to_string();
+    let result: Result<Json, EngramError> = match step["call"].as_str().unwrap_or_default() {
+        "callTool" => {
+            let name = input["name"].as_str().unwrap_or_default();
+            let arguments = match &input["arguments"] {
+                Json::String(raw) => raw.clone(),
+                other => other.to_string(),
+            };
+            engram
+                .call_tool(name, &arguments)
+                .await
+                .map(|o| serde_json::to_value(o).unwrap_or_default())
+        }
+        "augment" => match ToolResultContext::from_json(&text) {
+            Ok(context) => engram
+                .augment_tool_result(&context)
+                .await
+                .map(|o| serde_json::to_value(o).unwrap_or_default()),
+            Err(e) => Err(e.into()),
+        },
+        "step" => match StepRequest::from_json(&text) {
+            Ok(request) => engram
+                .step_injection(&request)
+                .await
+                .map(|o| serde_json::to_value(o).unwrap_or_default()),
+            Err(e) => Err(e.into()),
+        },
+        "sessionContext" => match SessionStart::from_json(&text) {
+            Ok(start) => engram
+                .session_context(&start)
+                .await
+                .map(|o| serde_json::to_value(o).unwrap_or_default()),
+            Err(e) => Err(e.into()),
+        },
+        other => return Err(format!("unknown agent call {other:?}")),
+    };
+    let answer = match (result, step.get("expectError")) {
+        (Ok(answer), None) => answer,
+        (Ok(answer), Some(_)) => return Err(format!("expected an error, got {answer}")),
+        (Err(e), Some(want)) => return expect_error(&e, want),
+        (Err(e), None) => return Err(format!("unexpected error: {e}")),
+    };
+    if let Some(name) = step["as"].as_str() {
+        let id = answer["data"]["id"].as_str().ok_or("no data.id to bind")?;
+        ids.insert(name.to_owned(), id.to_owned());
+    }
+    check_agent_answer(&answer, &step["expect"], ids)
+}
+
+fn check_agent_answer(
+    answer: &Json,
+    expect: &Json,
+    ids: &HashMap<String, String>,
+) -> Result<(), String> {
+    if expect["null"] == Json::Bool(true) {
+        return check(answer.is_null(), || format!("expected null, got {answer}"));
+    }
+    check(!answer.is_null(), || "expected an answer, got null".into())?;
+    let named = |n: &Json| {
+        ids.get(n.as_str().unwrap_or_default())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let shown: Vec<&str> = answer["memoryIds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .collect();
+    if let Some(kind) = expect.get("kind") {
+        check(&answer["kind"] == kind, || {
+            format!("kind {}, expected {kind}", answer["kind"])
+        })?;
+    }
+    if let Some(order) = expect["memoryIds"].as_array() {
+        let want: Vec<String> = order.iter().map(named).collect();
+        check(shown == want, || {
+            format!("memoryIds {shown:?}, expected {order:?}")
+        })?;
+    }
+    for name in expect["includes"].as_array().into_iter().flatten() {
+        let id = named(name);
+        check(shown.contains(&id.as_str()), || {
+            format!("{name} missing from {shown:?}")
+        })?;
+    }
+    for name in expect["excludes"].as_array().into_iter().flatten() {
+        let id = named(name);
+        check(!shown.contains(&id.as_str()), || {
+            format!("{name} should not be in {shown:?}")
+        })?;
+    }
+    let text = answer["text"].as_str().unwrap_or_default();
+    for part in expect["textContains"].as_array().into_iter().flatten() {
+        let part = part.as_str().unwrap_or_default();
+        check(text.contains(part), || {
+            format!("text {text:?} lacks {part:?}")
+        })?;
+    }
+    if expect["withinBudget"] == Json::Bool(true) {
+        let (tokens, budget) = (answer["tokens"].as_u64(), answer["budget"].as_u64());
+        check(tokens.is_some() && tokens <= budget, || {
+            format!("tokens {tokens:?} over budget {budget:?}")
+        })?;
+    }
+    Ok(())
 }

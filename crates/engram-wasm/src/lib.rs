@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+mod agent;
 #[cfg(feature = "code")]
 mod code;
 mod database;

@@ -265,6 +265,23 @@ export interface ParsedTranscript {
   id: string; format: "claude-code" | "mini-swe-agent"; roots: string[];
   events: ObserverEvent[]; outcome: SessionOutcome | null; skipped: string[];
 }
+export type ToolFormat = "anthropic" | "openai" | "mcp";
+/** One tool in the chosen format: `{name, description, input_schema}` (anthropic),
+ * `{type: "function", function: {name, description, parameters}}` (openai) or
+ * `{name, description, inputSchema}` (mcp). */
+export type ToolDefinition = Record<string, unknown>;
+export interface ToolOutput { tool: "search_memory" | "record_memory" | "analyze_impact"; text: string; memoryIds: string[]; data: unknown; }
+export interface SessionStart { task?: string; files?: string[]; modules?: string[]; phase?: Phase; budget?: number; }
+export interface SessionContext { text: string; memoryIds: string[]; tokens: number; budget: number; omitted: string[]; warnings: string[]; }
+export type InjectionKind = "file_context" | "file_gotchas" | "reflection" | "known_answer";
+export interface Injection { kind: InjectionKind; text: string; memoryIds: string[]; }
+export interface ToolResultContext { tool: string; input?: unknown; shownIds?: string[]; }
+export interface RecordedEntry { id?: string; type: MemoryType; content: string; }
+export interface StepRequest {
+  step: number;
+  recentToolCalls?: { step: number; id?: string; tool: string; input?: unknown; atMs?: number }[];
+  recorded?: RecordedEntry[]; shownIds?: string[]; phase?: Phase;
+}
 export interface EngramError extends Error {
   code: "invalid_input" | "unauthorized" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable";
   violations: { field: string; problem: string }[];

@@ -527,7 +527,10 @@ impl<D: Database> Engram<D> {
         Ok(count.max(0) as u64)
     }
 
-    async fn single(&self, statement: Statement) -> Result<engram_store::Rows, EngramError> {
+    pub(crate) async fn single(
+        &self,
+        statement: Statement,
+    ) -> Result<engram_store::Rows, EngramError> {
         let result = self
             .db
             .pipeline(std::slice::from_ref(&statement))

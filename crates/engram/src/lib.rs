@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod agent;
 mod breaker;
 mod cache;
 mod capability;
@@ -37,6 +38,9 @@ mod search;
 mod sql;
 mod vector_index;
 
+pub use crate::agent::{
+    SessionContext, SessionStart, ToolOutput, ToolResultContext, STANDING_MEMORIES,
+};
 pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
 pub use crate::capability::{
@@ -60,6 +64,7 @@ pub use crate::search::{
     MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
 };
 pub use crate::vector_index::VECTOR_INDEX_MIN_MEMORIES;
+pub use engram_agent::{self as agent_loop, Injection, InjectionKind, StepRequest, ToolFormat};
 pub use engram_core::{
     Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
     Visibility,

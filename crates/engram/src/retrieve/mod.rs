@@ -61,7 +61,7 @@ fn json_list<T: serde::Serialize>(items: &[T]) -> Value {
 
 /// `items` as a JSON array, empty or not (for `json_each`, which reads an empty array as
 /// no rows).
-fn json_array<T: serde::Serialize>(items: &[T]) -> Value {
+pub(crate) fn json_array<T: serde::Serialize>(items: &[T]) -> Value {
     Value::from(serde_json::to_string(items).unwrap_or_else(|_| "[]".into()))
 }
 

@@ -1,0 +1,162 @@
+//! `engram agent …`: the agent-loop integration (SPEC §7) for runtimes that shell out —
+//! tool definitions, tool calls, the session start's context, tool-result augmentation and
+//! the step-injection decider. Requests are JSON (an argument, or `-` for stdin), the
+//! same shapes the JS package and the component take.
+
+use clap::Subcommand;
+use engram::agent_loop::tools::{render, ToolFormat};
+use engram::{
+    Database, Engram, EngramError, Injection, Phase, SessionStart, StepRequest, ToolResultContext,
+};
+
+use crate::{parse_phase, read_input, CliError};
+
+/// The agent-loop commands.
+#[derive(Subcommand)]
+pub enum AgentCommand {
+    /// Print engram's tools (search_memory, record_memory, analyze_impact) as JSON, in the
+    /// shape an agent SDK takes.
+    Tools {
+        /// anthropic (`input_schema`), openai (`type: function`) or mcp (`inputSchema`).
+        #[arg(long, default_value = "anthropic", value_parser = parse_format)]
+        format: ToolFormat,
+    },
+    /// Run a tool call the model made: prints the tool result's text (--json: the text,
+    /// the memories shown and the structured answer).
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The model's arguments: a JSON object, or `-` to read it from stdin.
+        arguments: String,
+    },
+    /// The context a session starts with, packed into the phase's budget.
+    Context {
+        /// The task or the user's first message.
+        #[arg(long)]
+        task: Option<String>,
+        /// A file the task is about (repeatable).
+        #[arg(long = "file")]
+        files: Vec<String>,
+        /// A module the task is about (repeatable).
+        #[arg(long = "module")]
+        modules: Vec<String>,
+        /// The session's phase.
+        #[arg(long, value_parser = parse_phase)]
+        phase: Option<Phase>,
+        /// Tokens the context may cost.
+        #[arg(long)]
+        budget: Option<u32>,
+    },
+    /// What to append to a tool's result: `{"tool": "Read", "input": {"file_path": …},
+    /// "shownIds": […]}` (a JSON argument or `-`). Prints nothing when there is nothing
+    /// to add.
+    Augment {
+        /// The request as JSON, or `-` for stdin.
+        request: String,
+    },
+    /// Whether to inject a message before the next step: `{"step": 6, "recentToolCalls":
+    /// […], "recorded": […], "shownIds": […]}` (a JSON argument or `-`). Prints nothing
+    /// when no trigger fires.
+    Step {
+        /// The request as JSON, or `-` for stdin.
+        request: String,
+    },
+}
+
+fn parse_format(text: &str) -> Result<ToolFormat, String> {
+    ToolFormat::parse(text)
+        .ok_or_else(|| format!("unknown format {text:?}; one of anthropic, openai, mcp"))
+}
+
+/// `text` itself, or stdin's text when it is `-`.
+fn argument(text: &str) -> Result<String, CliError> {
+    if text == "-" {
+        read_input("-")
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
+/// Prints the definitions; needs no database.
+pub fn tools(format: ToolFormat) {
+    let rendered = render(format);
+    say!(
+        "{}",
+        serde_json::to_string_pretty(&rendered).unwrap_or_default()
+    );
+}
+
+/// Runs an agent-loop command on `engram`.
+pub async fn run<D: Database>(
+    engram: &Engram<D>,
+    command: AgentCommand,
+    json: bool,
+) -> Result<(), CliError> {
+    match command {
+        AgentCommand::Tools { format } => tools(format),
+        AgentCommand::Call { name, arguments } => {
+            let output = engram.call_tool(&name, &argument(&arguments)?).await?;
+            if json {
+                say!("{}", serde_json::to_string(&output).unwrap_or_default());
+            } else {
+                say!("{}", output.text.trim_end());
+            }
+        }
+        AgentCommand::Context {
+            task,
+            files,
+            modules,
+            phase,
+            budget,
+        } => {
+            let start = SessionStart {
+                task,
+                files,
+                modules,
+                phase,
+                budget,
+            };
+            let context = engram.session_context(&start).await?;
+            if json {
+                say!("{}", serde_json::to_string(&context).unwrap_or_default());
+                return Ok(());
+            }
+            for warning in &context.warnings {
+                eprintln!("warning: {warning}");
+            }
+            if !context.text.is_empty() {
+                say!("{}", context.text.trim_end());
+            }
+            eprintln!(
+                "{} memories, {} of {} tokens{}",
+                context.memory_ids.len(),
+                context.tokens,
+                context.budget,
+                if context.omitted.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} left out for room", context.omitted.len())
+                }
+            );
+        }
+        AgentCommand::Augment { request } => {
+            let context =
+                ToolResultContext::from_json(&argument(&request)?).map_err(EngramError::from)?;
+            injection(engram.augment_tool_result(&context).await?, json);
+        }
+        AgentCommand::Step { request } => {
+            let request =
+                StepRequest::from_json(&argument(&request)?).map_err(EngramError::from)?;
+            injection(engram.step_injection(&request).await?, json);
+        }
+    }
+    Ok(())
+}
+
+fn injection(found: Option<Injection>, json: bool) {
+    match (found, json) {
+        (found, true) => say!("{}", serde_json::to_string(&found).unwrap_or_default()),
+        (Some(injection), false) => say!("{}", injection.text.trim_end()),
+        (None, false) => {}
+    }
+}

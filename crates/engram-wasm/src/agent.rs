@@ -1,0 +1,136 @@
+//! Agent-loop integration from JavaScript (SPEC §7): engram's tools for an agent SDK, the
+//! session start's context, tool-result augmentation and the step-injection decider.
+
+use engram::agent_loop::tools::{render, ToolFormat};
+use engram::{SessionStart, StepRequest, ToolResultContext};
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::errors::{js_error, to_js_error};
+use crate::{types, EngramHandle};
+
+/// engram's tools (`search_memory`, `record_memory`, `analyze_impact`) with JSON schemas,
+/// in the shape `format` names: `"anthropic"` (default: `{name, description,
+/// input_schema}`), `"openai"` (`{type: "function", function: {…, parameters}}`) or
+/// `"mcp"` (`{name, description, inputSchema}`).
+#[wasm_bindgen(js_name = toolDefinitions, unchecked_return_type = "ToolDefinition[]")]
+pub fn tool_definitions(
+    #[wasm_bindgen(unchecked_param_type = "ToolFormat | undefined")] format: JsValue,
+) -> Result<JsValue, JsValue> {
+    let format = match format.as_string() {
+        None if format.is_undefined() || format.is_null() => ToolFormat::default(),
+        Some(name) => ToolFormat::parse(&name).ok_or_else(|| {
+            js_error(
+                "invalid_input",
+                &format!("format: unknown {name:?}; one of anthropic, openai, mcp"),
+                Some(("format", "must be anthropic, openai or mcp")),
+            )
+        })?,
+        None => {
+            return Err(js_error(
+                "invalid_input",
+                "format must be a string",
+                Some(("format", "must be a string")),
+            ))
+        }
+    };
+    types::to_js(&render(format))
+}
+
+/// `arguments` as the JSON text of an object: the model's arguments arrive as an object
+/// from some SDKs and as JSON text from others.
+fn arguments_json(arguments: &JsValue) -> Result<String, JsValue> {
+    match arguments.as_string() {
+        Some(text) => Ok(text),
+        None => types::stringify(arguments, "arguments"),
+    }
+}
+
+#[wasm_bindgen(js_class = Engram)]
+impl EngramHandle {
+    /// Runs the model's call of one of engram's tools. `args` is the object the model
+    /// wrote (or its JSON text). Resolves to `{ tool, text, memoryIds, data }`: `text` is
+    /// the tool result for the model; a call the tool cannot take rejects with an
+    /// `invalid_input` error naming the argument, to hand back to the model.
+    #[wasm_bindgen(js_name = callTool, unchecked_return_type = "Promise<ToolOutput>")]
+    pub fn call_tool(
+        &self,
+        name: String,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, unknown> | string")] args: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let json = arguments_json(&args)?;
+            let output = inner
+                .call_tool(&name, &json)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&output)
+        })
+    }
+
+    /// The context for a session's system prompt: memories for the task and its files and
+    /// modules, standing preferences, requirements and decisions, the latest work in
+    /// progress; packed into the phase's budget with citation chips.
+    #[wasm_bindgen(js_name = sessionContext, unchecked_return_type = "Promise<SessionContext>")]
+    pub fn session_context(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SessionStart | undefined")] start: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let start = if start.is_undefined() || start.is_null() {
+                SessionStart::default()
+            } else {
+                SessionStart::from_json(&types::stringify(&start, "start")?)
+                    .map_err(|e| to_js_error(&e.into()))?
+            };
+            let context = inner
+                .session_context(&start)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&context)
+        })
+    }
+
+    /// What to append to a tool's result: for a call that read or edited files, the
+    /// unseen gotchas, error patterns, dead ends and observations about them. Resolves to
+    /// an `Injection` or `null`.
+    #[wasm_bindgen(js_name = augmentToolResult, unchecked_return_type = "Promise<Injection | null>")]
+    pub fn augment_tool_result(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ToolResultContext")] context: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let context = ToolResultContext::from_json(&types::stringify(&context, "context")?)
+                .map_err(|e| to_js_error(&e.into()))?;
+            let found = inner
+                .augment_tool_result(&context)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&found)
+        })
+    }
+
+    /// Whether to add a system message before the next step (three triggers: unseen
+    /// memories about files just read or edited, the agent's own records, a grep memory
+    /// already answers; nothing before step 5). Resolves to an `Injection` or `null`.
+    #[wasm_bindgen(js_name = stepInjection, unchecked_return_type = "Promise<Injection | null>")]
+    pub fn step_injection(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "StepRequest")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let request = StepRequest::from_json(&types::stringify(&request, "request")?)
+                .map_err(|e| to_js_error(&e.into()))?;
+            let found = inner
+                .step_injection(&request)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&found)
+        })
+    }
+}

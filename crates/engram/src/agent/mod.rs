@@ -1,0 +1,168 @@
+//! Agent-loop integration on a database (SPEC §7): the session start's context, memories
+//! appended to a file's tool result, the step-injection decider, and engram's own tools
+//! for the agent to call. `engram-agent` decides what to look up and how it reads; this
+//! module looks it up.
+
+mod session;
+mod tools;
+
+use engram_agent::inject::{self, suffixes_of_all, Injection, InjectionKind, FILE_MEMORY_TYPES};
+use engram_agent::step::{self, StepRequest};
+use engram_core::{Memory, MemoryType, ValidationError};
+use engram_observer::action::{actions_of, Action};
+use engram_store::{Database, Statement, Value};
+use serde::{Deserialize, Serialize};
+
+pub use self::session::{SessionContext, SessionStart, STANDING_MEMORIES};
+pub use self::tools::ToolOutput;
+use crate::retrieve::json_array;
+use crate::row::memory_from_row;
+use crate::search::{SearchIntent, SearchQuery};
+use crate::sql::MEMORY_COLUMNS;
+use crate::{Engram, EngramError};
+
+/// Most memories one file lookup reads before the injection rules pick.
+const FILE_LOOKUP_ROWS: u32 = 64;
+
+/// A tool call whose result may carry memories about its file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolResultContext {
+    /// The tool's name (`Read`, `Edit`, `Write`, `MultiEdit`, `read_file`, …, or `Bash`
+    /// with a command that reads or edits files).
+    pub tool: String,
+    /// The tool's arguments as the agent sent them.
+    #[serde(default)]
+    pub input: serde_json::Value,
+    /// Memories already shown this session: never shown again.
+    #[serde(default)]
+    pub shown_ids: Vec<String>,
+}
+
+impl ToolResultContext {
+    /// Parses a request from untrusted JSON, naming the failing field.
+    pub fn from_json(json: &str) -> Result<ToolResultContext, ValidationError> {
+        engram_core::validate::from_json(json)
+    }
+
+    /// The files the call read or edited.
+    pub fn files(&self) -> Vec<String> {
+        let mut files: Vec<String> = Vec::new();
+        for action in actions_of(&self.tool, &self.input) {
+            if let Action::Read { path, .. } | Action::Edit { path, .. } = action {
+                if !files.contains(&path) {
+                    files.push(path);
+                }
+            }
+        }
+        files
+    }
+}
+
+impl<D: Database> Engram<D> {
+    /// Live memories of `types` (every type when empty) about any of `files`, matched by
+    /// their last one to six path components so an absolute path finds a project-relative
+    /// one, most confident first. One round trip.
+    pub async fn memories_about_files(
+        &self,
+        files: &[String],
+        types: &[MemoryType],
+    ) -> Result<Vec<Memory>, EngramError> {
+        let paths = suffixes_of_all(files);
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let types: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
+        let statement = Statement::with_params(
+            format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id IN (\
+SELECT mf.memory_id FROM json_each(?2) f \
+CROSS JOIN memory_files mf ON mf.project_id = ?1 AND mf.path = f.value) \
+AND m.project_id = ?1 AND m.deprecated = 0 \
+AND (?3 = '[]' OR m.type IN (SELECT value FROM json_each(?3))) \
+ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
+            ),
+            vec![
+                Value::from(self.config.project_id.as_str()),
+                json_array(&paths),
+                json_array(&types),
+            ],
+        );
+        let rows = self.single(statement).await?;
+        rows.rows
+            .iter()
+            .map(|row| memory_from_row(row).map_err(Into::into))
+            .collect()
+    }
+
+    /// What to append to a tool's result (SPEC §7, injection point 3): when the call read
+    /// or edited files, the gotchas, error patterns, dead ends and observations about them
+    /// that pass the injection rules (confidence ≥ 0.65, not in need of review, not in
+    /// `shown_ids`; at most four, most trusted first). `None` when there is nothing to say
+    /// or the call touched no file. One round trip, none when no file is named.
+    pub async fn augment_tool_result(
+        &self,
+        context: &ToolResultContext,
+    ) -> Result<Option<Injection>, EngramError> {
+        let files = context.files();
+        self.file_injection(InjectionKind::FileContext, &files, &context.shown_ids)
+            .await
+    }
+
+    /// Whether to add a system message before the next step (SPEC §7, seeds 000 §9): the
+    /// first of three triggers that finds something — unseen memories about the files of
+    /// the latest reads and edits; the agent's own records since the last step, said back;
+    /// a memory that already answers the agent's latest grep or glob (by the auto-inject
+    /// rules, so only a strong match). Nothing before step 5. At most one round trip per
+    /// trigger tried, and none for the second.
+    pub async fn step_injection(
+        &self,
+        request: &StepRequest,
+    ) -> Result<Option<Injection>, EngramError> {
+        request.validate()?;
+        let plan = step::plan(request);
+        if let Some(found) = self
+            .file_injection(InjectionKind::FileGotchas, &plan.files, &request.shown_ids)
+            .await?
+        {
+            return Ok(Some(found));
+        }
+        if plan.reflect {
+            if let Some(reflection) = step::reflection(request) {
+                return Ok(Some(reflection));
+            }
+        }
+        for pattern in &plan.searches {
+            let mut query = SearchQuery::new(pattern.as_str());
+            query.intent = SearchIntent::AutoInject;
+            query.phase = request.phase;
+            query.exclude_ids = request.shown_ids.clone();
+            query
+                .exclude_ids
+                .truncate(crate::search::MAX_FILTER_ENTRIES);
+            let found = self.search(&query).await?;
+            if let Some(hit) = found
+                .hits
+                .into_iter()
+                .find(|h| !request.shown_ids.contains(&h.memory.id))
+            {
+                return Ok(Some(step::known_answer(pattern, &hit.memory)));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn file_injection(
+        &self,
+        kind: InjectionKind,
+        files: &[String],
+        shown: &[String],
+    ) -> Result<Option<Injection>, EngramError> {
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let found = self.memories_about_files(files, &FILE_MEMORY_TYPES).await?;
+        let picked = inject::pick(found, shown, self.host.clock.now_millis());
+        Ok(inject::for_files(kind, files, &picked))
+    }
+}

@@ -1,0 +1,225 @@
+//! The session start's context (SPEC §7, the passive tier): what the agent should know
+//! before its first step, packed into the phase's budget.
+
+use engram_agent::inject;
+use engram_core::{Memory, MemoryType, Phase, ValidationError};
+use engram_retrieval::packing::{pack, PackingBudget};
+use engram_retrieval::Candidate;
+use engram_store::{Database, Statement, Value};
+use serde::{Deserialize, Serialize};
+
+use crate::retrieve::json_array;
+use crate::row::memory_from_row;
+use crate::search::{SearchQuery, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES};
+use crate::sql::MEMORY_COLUMNS;
+use crate::{Engram, EngramError};
+
+/// Standing memories (preferences, requirements, decisions) a session starts with at most.
+pub const STANDING_MEMORIES: usize = 8;
+/// Memories the task's search contributes at most.
+const TASK_RESULTS: u32 = 10;
+/// Memories the modules' search contributes at most.
+const MODULE_RESULTS: u32 = 5;
+/// Rows the standing lookup reads before ranking.
+const STANDING_ROWS: u32 = 64;
+/// The kinds of memory that hold whatever the task: how the project wants things done.
+const STANDING_TYPES: [MemoryType; 3] = [
+    MemoryType::Preference,
+    MemoryType::Requirement,
+    MemoryType::Decision,
+];
+
+/// What the runtime knows when a session starts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionStart {
+    /// The task or the user's first message; without it, only standing knowledge and the
+    /// latest work in progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// Files the task is about (open in the editor, named by the user).
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Modules the task is about: their memories are searched on their own too.
+    #[serde(default)]
+    pub modules: Vec<String>,
+    /// The session's phase: weights memory types and sets the budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// Tokens the context may cost (default: the phase's budget, or 3,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u32>,
+}
+
+impl SessionStart {
+    /// Parses a request from untrusted JSON, naming the failing field.
+    pub fn from_json(json: &str) -> Result<SessionStart, ValidationError> {
+        let request: SessionStart = engram_core::validate::from_json(json)?;
+        request.validate()?;
+        Ok(request)
+    }
+
+    /// Checks the request against engram's limits.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        if let Some(task) = &self.task {
+            if task.len() > MAX_QUERY_BYTES {
+                return Err(ValidationError::field(
+                    "task",
+                    format!("is {} bytes; the limit is {MAX_QUERY_BYTES}", task.len()),
+                ));
+            }
+        }
+        for (field, len) in [("files", self.files.len()), ("modules", self.modules.len())] {
+            if len > MAX_FILTER_ENTRIES {
+                return Err(ValidationError::field(
+                    field,
+                    format!("must have at most {MAX_FILTER_ENTRIES} entries"),
+                ));
+            }
+        }
+        match self.budget {
+            Some(b) if b > MAX_BUDGET_TOKENS => Err(ValidationError::field(
+                "budget",
+                format!("must be at most {MAX_BUDGET_TOKENS} tokens, got {b}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The context a session starts with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionContext {
+    /// The text for the system prompt (empty when memory holds nothing to say).
+    pub text: String,
+    /// The memories in it, in text order: the session's first shown ids.
+    pub memory_ids: Vec<String>,
+    /// Tokens the text costs (estimated, never under cl100k's or o200k's count).
+    pub tokens: usize,
+    /// The budget it was packed into.
+    pub budget: usize,
+    /// Memories left out for lack of room, best first.
+    pub omitted: Vec<String>,
+    /// What went wrong on the way (a skipped dense path, say).
+    pub warnings: Vec<String>,
+}
+
+impl<D: Database> Engram<D> {
+    /// The context for a session's system prompt (SPEC §7, the passive tier): memories
+    /// found for the task (and its files), memories of its modules, the project's standing
+    /// preferences, requirements and decisions, and the latest work in progress, without
+    /// memories that need review, packed into the phase's budget with per-type shares and
+    /// citation chips. One round trip, plus one per search (task, modules).
+    pub async fn session_context(
+        &self,
+        start: &SessionStart,
+    ) -> Result<SessionContext, EngramError> {
+        start.validate()?;
+        let mut warnings = Vec::new();
+        let mut ranked: Vec<Candidate> = Vec::new();
+        let task = start
+            .task
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        if let Some(task) = task {
+            let mut query = SearchQuery::new(task);
+            query.limit = TASK_RESULTS;
+            query.phase = start.phase;
+            query.context.recent_files = start.files.clone();
+            self.gather(&query, &mut ranked, &mut warnings).await?;
+        }
+        if !start.modules.is_empty() {
+            let text = task.map_or_else(|| start.modules.join(" "), str::to_owned);
+            let mut query = SearchQuery::new(text);
+            query.limit = MODULE_RESULTS;
+            query.phase = start.phase;
+            query.modules = start.modules.clone();
+            self.gather(&query, &mut ranked, &mut warnings).await?;
+        }
+        for memory in self.standing_memories().await? {
+            if !ranked.iter().any(|c| c.memory.id == memory.id) {
+                ranked.push(Candidate::new(memory));
+            }
+        }
+        let mut budget = PackingBudget::for_phase(start.phase);
+        if let Some(total) = start.budget {
+            budget = budget.with_total(total as usize);
+        }
+        let packed = pack(&ranked, &budget);
+        Ok(SessionContext {
+            memory_ids: packed.items.iter().map(|i| i.id.clone()).collect(),
+            text: packed.text,
+            tokens: packed.tokens,
+            budget: packed.budget,
+            omitted: packed.omitted,
+            warnings,
+        })
+    }
+
+    /// Adds `query`'s hits that need no review to `ranked`, once each.
+    async fn gather(
+        &self,
+        query: &SearchQuery,
+        ranked: &mut Vec<Candidate>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), EngramError> {
+        let found = self.search(query).await?;
+        warnings.extend(found.warnings);
+        for hit in found.hits {
+            if !hit.memory.flags.needs_review
+                && !ranked.iter().any(|c| c.memory.id == hit.memory.id)
+            {
+                ranked.push(Candidate::new(hit.memory));
+            }
+        }
+        Ok(())
+    }
+
+    /// The project's standing memories, most trusted first (at most
+    /// [`STANDING_MEMORIES`]), then its most recent work in progress.
+    async fn standing_memories(&self) -> Result<Vec<Memory>, EngramError> {
+        let mut types: Vec<&str> = STANDING_TYPES.iter().map(|t| t.as_str()).collect();
+        types.push(MemoryType::WorkState.as_str());
+        let statement = Statement::with_params(
+            format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.project_id = ?1 \
+AND m.type IN (SELECT value FROM json_each(?2)) AND m.deprecated = 0 AND m.needs_review = 0 \
+ORDER BY m.confidence DESC, m.id LIMIT {STANDING_ROWS}"
+            ),
+            vec![
+                Value::from(self.config.project_id.as_str()),
+                json_array(&types),
+            ],
+        );
+        let rows = self.single(statement).await?;
+        let memories = rows
+            .rows
+            .iter()
+            .map(|row| memory_from_row(row))
+            .collect::<Result<Vec<Memory>, _>>()?;
+        let now = self.host.clock.now_millis();
+        let (work, standing): (Vec<Memory>, Vec<Memory>) = memories
+            .into_iter()
+            .partition(|m| m.memory_type == MemoryType::WorkState);
+        let mut weighted: Vec<(f64, Memory)> = standing
+            .into_iter()
+            .map(|m| (inject::weight(&m, now), m))
+            .collect();
+        weighted.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        let mut picked: Vec<Memory> = weighted
+            .into_iter()
+            .take(STANDING_MEMORIES)
+            .map(|(_, m)| m)
+            .collect();
+        if let Some(latest) = work.into_iter().max_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then_with(|| b.id.cmp(&a.id))
+        }) {
+            picked.push(latest);
+        }
+        Ok(picked)
+    }
+}
