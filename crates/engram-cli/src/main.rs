@@ -26,6 +26,7 @@ macro_rules! say {
 mod agent;
 mod code;
 mod eval;
+mod mcp;
 mod model;
 mod observe;
 mod output;
@@ -209,6 +210,9 @@ enum Command {
     /// tool-result augmentation, step injection.
     #[command(subcommand)]
     Agent(agent::AgentCommand),
+    /// Serve engram's tools (search_memory, record_memory, analyze_impact) over the Model
+    /// Context Protocol on stdin/stdout, e.g. `claude mcp add engram -- engram mcp`.
+    Mcp,
     /// Create a database in a temporary folder, remember a few memories and search them.
     Demo,
 }
@@ -412,6 +416,7 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
             code::dependencies(&file, &files, json);
         }
         Command::Agent(command) => agent::run(&engram, command, json).await?,
+        Command::Mcp => mcp::serve(&engram).await?,
         Command::Demo | Command::Eval(_) => {
             return Err(CliError::Usage("handled before opening a database".into()))
         }

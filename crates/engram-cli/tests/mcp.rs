@@ -1,0 +1,92 @@
+//! `engram mcp`: a Model Context Protocol client's session with the binary over stdio —
+//! the handshake, the tool list, a memory recorded and found again, and a bad call
+//! answered as a tool error the model can read.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+#[test]
+fn an_mcp_client_records_and_finds_a_memory_over_stdio() {
+    let dir = std::env::temp_dir().join(format!("engram-cli-mcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--db")
+        .arg(dir.join("e.db"))
+        .args(["--no-embed", "mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("engram mcp starts");
+    let mut input = child.stdin.take().expect("stdin");
+    let mut output = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut next_id = 0;
+    let mut request = |method: &str, params: Value| -> Value {
+        next_id += 1;
+        let line = json!({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params});
+        writeln!(input, "{line}").expect("request written");
+        input.flush().expect("flushed");
+        loop {
+            let mut text = String::new();
+            assert!(
+                output.read_line(&mut text).expect("response read") > 0,
+                "server closed"
+            );
+            let message: Value = serde_json::from_str(&text).expect("JSON-RPC line");
+            if message["id"] == next_id {
+                return message;
+            }
+        }
+    };
+
+    let init = request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "engram");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+
+    let listed = request("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["search_memory", "record_memory", "analyze_impact"]);
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["query"]));
+
+    let call = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    let recorded = request(
+        "tools/call",
+        call(
+            "record_memory",
+            json!({"type": "gotcha", "content": "The seed script needs the users migration first", "files": ["db/seed.rs"]}),
+        ),
+    );
+    assert_eq!(recorded["result"]["isError"], false, "{recorded}");
+    let text = recorded["result"]["content"][0]["text"].as_str().unwrap();
+    let id = text
+        .strip_prefix("Recorded gotcha as memory #")
+        .and_then(|rest| rest.strip_suffix(".\n"))
+        .expect("the new id")
+        .to_owned();
+
+    let found = request(
+        "tools/call",
+        call("search_memory", json!({"query": "seed script migration"})),
+    );
+    let text = found["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(&format!("[Memory #{id}:")), "{text}");
+
+    let bad = request(
+        "tools/call",
+        call("search_memory", json!({"query": "x", "limit": 99})),
+    );
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    let text = bad["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("arguments.limit"), "{text}");
+
+    drop(input);
+    let status = child.wait().expect("engram mcp exits");
+    assert!(status.success(), "{status}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
