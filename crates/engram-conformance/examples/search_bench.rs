@@ -9,7 +9,9 @@
 //! seeds 002's baseline that rebuilds an in-memory FTS5 index per query. The query embedding
 //! is excluded: vectors come from a fake bag-of-words hash embedder that costs microseconds,
 //! and `timings.embed` is subtracted. Latencies are p50 / p95 in milliseconds.
-//! Resident configurations keep vectors and/or keyword postings in memory.
+//! Resident configurations keep vectors and/or keyword postings in memory. The `agent:`
+//! rows time the agent loop's calls (tool-result augmentation, a step that runs two of the
+//! three triggers, a session start) on the resident keyword + graph configuration.
 //! `BENCH_KEYWORD_ONLY=1` runs only the keyword + graph configurations; `BENCH_NO_ANN=1` skips the
 //! libSQL vector index (building it takes minutes at 10K). For profiling:
 //! `BENCH_ONLY=<text>` measures only the configurations whose label contains it, and
@@ -21,7 +23,7 @@ use std::time::Instant;
 
 use engram::{
     Database, Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery,
-    VECTOR_INDEX_MIN_MEMORIES,
+    SessionStart, StepRequest, ToolResultContext, VECTOR_INDEX_MIN_MEMORIES,
 };
 use engram_hrana::{HranaClient, HttpResponse, HttpTransport, ReqwestTransport};
 use engram_libsql::LocalDatabase;
@@ -441,6 +443,78 @@ fn keyword_pick_only(memories: &[NewMemory], queries: &[String]) -> (f64, f64) {
     percentiles(latencies)
 }
 
+/// The agent loop's calls on `engram`, one per query: a Read's tool-result augmentation
+/// (a file of the corpus, by absolute path), a step whose recent calls read two files
+/// memory knows nothing about and grep for the query (so the first trigger's lookup and
+/// the third's auto-inject search both run), and a session start for the query as task.
+async fn agent_loop_rows<D: Database>(
+    size: usize,
+    engram: &Engram<D>,
+    memories: &[NewMemory],
+    queries: &[String],
+) {
+    let mut times: [Vec<f64>; 3] = Default::default();
+    let mut injected = [0usize; 3];
+    for (i, q) in queries.iter().enumerate() {
+        let file = &memories[i * 7 % memories.len()].related_files[0];
+        let read = ToolResultContext {
+            tool: "Read".into(),
+            input: serde_json::json!({ "file_path": format!("/home/dev/app/{file}") }),
+            shown_ids: Vec::new(),
+        };
+        let started = Instant::now();
+        let found = engram.augment_tool_result(&read).await.expect("augment");
+        times[0].push(started.elapsed().as_secs_f64() * 1e3);
+        injected[0] += usize::from(found.is_some());
+
+        let calls = serde_json::json!([
+            {"step": 6, "tool": "Read", "input": {"file_path": "docs/none.md"}},
+            {"step": 7, "tool": "Edit", "input": {"file_path": "src/none.rs"}},
+            {"step": 8, "tool": "Grep", "input": {"pattern": q}},
+        ]);
+        let step = StepRequest {
+            step: 9,
+            recent_tool_calls: serde_json::from_value(calls).expect("calls"),
+            recorded: Vec::new(),
+            shown_ids: Vec::new(),
+            phase: None,
+        };
+        let started = Instant::now();
+        let found = engram.step_injection(&step).await.expect("step");
+        times[1].push(started.elapsed().as_secs_f64() * 1e3);
+        injected[1] += usize::from(found.is_some());
+
+        let start = SessionStart {
+            task: Some(q.clone()),
+            ..SessionStart::default()
+        };
+        let started = Instant::now();
+        let context = engram.session_context(&start).await.expect("session start");
+        times[2].push(started.elapsed().as_secs_f64() * 1e3);
+        injected[2] += usize::from(!context.memory_ids.is_empty());
+    }
+    let n = queries.len();
+    let [augment, step, session] = times;
+    row(
+        size,
+        "agent: tool-result augmentation",
+        percentiles(augment),
+        &format!("{} of {n} injected", injected[0]),
+    );
+    row(
+        size,
+        "agent: step injection (1 + 3)",
+        percentiles(step),
+        &format!("{} of {n} injected", injected[1]),
+    );
+    row(
+        size,
+        "agent: session context",
+        percentiles(session),
+        &format!("{} of {n} non-empty", injected[2]),
+    );
+}
+
 fn row(size: usize, what: &str, (p50, p95): (f64, f64), extra: &str) {
     println!("{size:>7} {what:<34} {p50:>9.2} {p95:>9.2}  {extra}");
 }
@@ -504,6 +578,9 @@ async fn main() {
                 p,
                 &format!("{stages}; loading took {load:.0} ms"),
             );
+        }
+        if wanted("agent:") {
+            agent_loop_rows(size, &resident, &memories, &queries).await;
         }
         row(
             size,

@@ -62,7 +62,8 @@ impl ToolResultContext {
 impl<D: Database> Engram<D> {
     /// Live memories of `types` (every type when empty) about any of `files`, matched by
     /// their last one to six path components so an absolute path finds a project-relative
-    /// one, most confident first. One round trip.
+    /// one, most confident first, each once (at most 64). One round trip, reaching each
+    /// memory through the file index whatever the project's size.
     pub async fn memories_about_files(
         &self,
         files: &[String],
@@ -75,10 +76,10 @@ impl<D: Database> Engram<D> {
         let types: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
         let statement = Statement::with_params(
             format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id IN (\
-SELECT mf.memory_id FROM json_each(?2) f \
-CROSS JOIN memory_files mf ON mf.project_id = ?1 AND mf.path = f.value) \
-AND m.project_id = ?1 AND m.deprecated = 0 \
+                "SELECT {MEMORY_COLUMNS} FROM json_each(?2) f \
+CROSS JOIN memory_files mf ON mf.project_id = ?1 AND mf.path = f.value \
+CROSS JOIN memories m ON m.id = mf.memory_id \
+WHERE m.project_id = ?1 AND m.deprecated = 0 \
 AND (?3 = '[]' OR m.type IN (SELECT value FROM json_each(?3))) \
 ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
             ),
@@ -89,10 +90,15 @@ ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
             ],
         );
         let rows = self.single(statement).await?;
-        rows.rows
-            .iter()
-            .map(|row| memory_from_row(row).map_err(Into::into))
-            .collect()
+        let mut memories: Vec<Memory> = Vec::with_capacity(rows.rows.len());
+        for row in &rows.rows {
+            let memory = memory_from_row(row)?;
+            // A memory about two of the files (or two suffixes of one) comes once.
+            if !memories.iter().any(|m| m.id == memory.id) {
+                memories.push(memory);
+            }
+        }
+        Ok(memories)
     }
 
     /// What to append to a tool's result (SPEC §7, injection point 3): when the call read

@@ -8,7 +8,6 @@ use engram_retrieval::Candidate;
 use engram_store::{Database, Statement, Value};
 use serde::{Deserialize, Serialize};
 
-use crate::retrieve::json_array;
 use crate::row::memory_from_row;
 use crate::search::{SearchQuery, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES};
 use crate::sql::MEMORY_COLUMNS;
@@ -20,8 +19,8 @@ pub const STANDING_MEMORIES: usize = 8;
 const TASK_RESULTS: u32 = 10;
 /// Memories the modules' search contributes at most.
 const MODULE_RESULTS: u32 = 5;
-/// Rows the standing lookup reads before ranking.
-const STANDING_ROWS: u32 = 64;
+/// Rows of each standing type the lookup reads before ranking.
+const STANDING_ROWS: u32 = 16;
 /// The kinds of memory that hold whatever the task: how the project wants things done.
 const STANDING_TYPES: [MemoryType; 3] = [
     MemoryType::Preference,
@@ -180,19 +179,36 @@ impl<D: Database> Engram<D> {
     /// The project's standing memories, most trusted first (at most
     /// [`STANDING_MEMORIES`]), then its most recent work in progress.
     async fn standing_memories(&self) -> Result<Vec<Memory>, EngramError> {
-        let mut types: Vec<&str> = STANDING_TYPES.iter().map(|t| t.as_str()).collect();
-        types.push(MemoryType::WorkState.as_str());
-        let statement = Statement::with_params(
-            format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.project_id = ?1 \
-AND m.type IN (SELECT value FROM json_each(?2)) AND m.deprecated = 0 AND m.needs_review = 0 \
-ORDER BY m.confidence DESC, m.id LIMIT {STANDING_ROWS}"
-            ),
-            vec![
-                Value::from(self.config.project_id.as_str()),
-                json_array(&types),
-            ],
+        // Per type, its most confident rows through the (project, type, confidence) index,
+        // so the cost does not grow with how many decisions a project holds; and the
+        // latest work in progress through the (project, type) index. Both are named: left
+        // to itself the planner reads the work in progress through the index of live
+        // memories, which is every memory of the project.
+        let live = "m.project_id = ?1 AND m.deprecated = 0 AND m.needs_review = 0";
+        let mut parts: Vec<String> = (0..STANDING_TYPES.len())
+            .map(|i| {
+                format!(
+                    "SELECT * FROM (SELECT {MEMORY_COLUMNS} FROM memories m \
+INDEXED BY idx_memories_type_conf \
+WHERE {live} AND m.type = ?{} ORDER BY m.confidence DESC LIMIT {STANDING_ROWS})",
+                    i + 2
+                )
+            })
+            .collect();
+        parts.push(format!(
+            "SELECT * FROM (SELECT {MEMORY_COLUMNS} FROM memories m \
+INDEXED BY idx_memories_project_type \
+WHERE {live} AND m.type = ?{} ORDER BY m.created_at DESC, m.id LIMIT 1)",
+            STANDING_TYPES.len() + 2
+        ));
+        let mut params = vec![Value::from(self.config.project_id.as_str())];
+        params.extend(
+            STANDING_TYPES
+                .iter()
+                .chain([&MemoryType::WorkState])
+                .map(|t| Value::from(t.as_str())),
         );
+        let statement = Statement::with_params(parts.join(" UNION ALL "), params);
         let rows = self.single(statement).await?;
         let memories = rows
             .rows
