@@ -42,7 +42,20 @@ pub struct ToolResultContext {
 impl ToolResultContext {
     /// Parses a request from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<ToolResultContext, ValidationError> {
-        engram_core::validate::from_json(json)
+        let context: ToolResultContext = engram_core::validate::from_json(json)?;
+        context.validate()?;
+        Ok(context)
+    }
+
+    /// Checks the shown set against its limit.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        if self.shown_ids.len() > step::MAX_SESSION_ENTRIES {
+            return Err(ValidationError::field(
+                "shownIds",
+                format!("must have at most {} entries", step::MAX_SESSION_ENTRIES),
+            ));
+        }
+        Ok(())
     }
 
     /// The files the call read or edited.
@@ -110,6 +123,7 @@ ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
         &self,
         context: &ToolResultContext,
     ) -> Result<Option<Injection>, EngramError> {
+        context.validate()?;
         let files = context.files();
         self.file_injection(InjectionKind::FileContext, &files, &context.shown_ids)
             .await
