@@ -173,7 +173,7 @@ pub fn for_files(kind: InjectionKind, files: &[String], memories: &[Memory]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::fake_memory;
+    use engram_retrieval::test_support::fake_memory;
     use engram_core::MemorySource;
 
     fn memory(id: &str, t: MemoryType, confidence: f64) -> Memory {

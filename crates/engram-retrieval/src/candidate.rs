@@ -190,8 +190,10 @@ pub(crate) fn sort_by_score(candidates: &mut [Candidate]) {
     });
 }
 
-#[cfg(test)]
-pub(crate) mod test_support {
+/// Fakes for unit tests of one stage, here and in crates built on this one (the
+/// `test-support` feature, for their dev-dependencies only).
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support {
     use engram_core::{Memory, MemoryScope, MemorySource, MemoryType, TrustFlags, Visibility};
 
     /// A fake stored memory for unit tests of one stage.
