@@ -72,6 +72,27 @@ test("bad options and bad input are typed errors, never crashes", async () => {
   assert.equal((await memory.get(stored.id)).content, "instances survive bad input");
 });
 
+test("tool definitions come in each SDK's shape, and bad agent-loop input is a typed error", async () => {
+  const names = (tools) => tools.map((t) => t.name ?? t.function.name);
+  for (const [format, key] of [[undefined, "input_schema"], ["anthropic", "input_schema"], ["openai", "function"], ["mcp", "inputSchema"]]) {
+    const tools = engram.toolDefinitions(format);
+    assert.deepEqual(names(tools), ["search_memory", "record_memory", "analyze_impact"]);
+    assert.ok(tools.every((t) => key in t), format);
+  }
+  assert.throws(() => engram.toolDefinitions("gemini"), (e) => e.code === "invalid_input");
+  assert.throws(() => engram.toolDefinitions(3), (e) => e.code === "invalid_input");
+  const memory = await engram.createMemory({ local: true });
+  await assert.rejects(memory.callTool("search_memory", "{not json"), (e) => e.violations[0].field === "arguments");
+  await assert.rejects(memory.augmentToolResult("Read"), (e) => e.code === "invalid_input");
+  await assert.rejects(memory.stepInjection({ step: 6, shownIds: "x" }), (e) => e.violations[0].field === "shownIds");
+  await assert.rejects(memory.sessionContext({ budget: -1 }), (e) => e.violations[0].field === "budget");
+  // Model arguments arrive as objects or as JSON text; both work, and the instance survives.
+  const recorded = await memory.callTool("record_memory", JSON.stringify({ type: "gotcha", content: "jest needs --runInBand here" }));
+  const found = await memory.callTool("search_memory", { query: "jest runInBand" });
+  assert.deepEqual(found.memoryIds, [recorded.data.id]);
+  assert.equal(await memory.sessionContext().then((c) => c.memoryIds.length), 0);
+});
+
 test("an unreachable server is an 'unavailable' error", async () => {
   const dead = await startTestServer();
   const url = dead.url;

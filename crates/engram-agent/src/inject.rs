@@ -173,8 +173,8 @@ pub fn for_files(kind: InjectionKind, files: &[String], memories: &[Memory]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engram_retrieval::test_support::fake_memory;
     use engram_core::MemorySource;
+    use engram_retrieval::test_support::fake_memory;
 
     fn memory(id: &str, t: MemoryType, confidence: f64) -> Memory {
         let mut m = fake_memory(id, &format!("content of {id}"));

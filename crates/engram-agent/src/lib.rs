@@ -20,4 +20,3 @@ pub mod tools;
 pub use inject::{Injection, InjectionKind};
 pub use step::{RecordedEntry, StepPlan, StepRequest};
 pub use tools::{ToolCall, ToolDefinition, ToolFormat};
-

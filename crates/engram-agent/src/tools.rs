@@ -329,7 +329,8 @@ impl ToolCall {
 /// `error` with each field moved under `parent` (`limit` → `arguments.limit`).
 fn prefixed(parent: &str, mut error: ValidationError) -> ValidationError {
     for v in &mut error.violations {
-        v.field = if v.field == "(root)" {
+        // `(root)` is the whole object, `?` a syntax error with no field to name.
+        v.field = if v.field == "(root)" || v.field == "?" {
             parent.to_owned()
         } else {
             format!("{parent}.{}", v.field)
@@ -401,8 +402,10 @@ mod tests {
         assert_eq!(err.first_field(), "arguments.max_depth");
         let err = ToolCall::parse(RECORD_MEMORY, r#"{"type":"rumour","content":"x"}"#).unwrap_err();
         assert_eq!(err.first_field(), "arguments.type");
-        let err = ToolCall::parse(RECORD_MEMORY, "not json").unwrap_err();
-        assert_eq!(err.first_field(), "arguments");
+        for malformed in ["not json", "{not json", r#"{"type":"gotcha","#] {
+            let err = ToolCall::parse(RECORD_MEMORY, malformed).unwrap_err();
+            assert_eq!(err.first_field(), "arguments", "{malformed}");
+        }
         let err = ToolCall::parse("delete_memory", "{}").unwrap_err();
         assert_eq!(err.first_field(), "name");
         assert!(err.to_string().contains(SEARCH_MEMORY), "{err}");

@@ -46,9 +46,9 @@ mod candidate;
 mod markdown;
 
 pub use analysis::{analyze, QueryAnalysis, QueryContext, QueryType};
-pub use candidate::{Breakdown, Candidate, PathHit, PathKind, PathScore};
 #[cfg(any(test, feature = "test-support"))]
 pub use candidate::test_support;
+pub use candidate::{Breakdown, Candidate, PathHit, PathKind, PathScore};
 pub use fusion::{fuse, PathWeights, RRF_K};
 pub use packing::{pack, PackedContext, PackingBudget};
 pub use select::{select, Mode, Selection};
