@@ -133,8 +133,8 @@ ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
     /// first of three triggers that finds something — unseen memories about the files of
     /// the latest reads and edits; the agent's own records since the last step, said back;
     /// a memory that already answers the agent's latest grep or glob (by the auto-inject
-    /// rules, so only a strong match). Nothing before step 5. At most one round trip per
-    /// trigger tried, and none for the second.
+    /// rules, so only a strong match). Nothing before step 5. One round trip for the first
+    /// trigger, none for the second, one per search pattern for the third (at most three).
     pub async fn step_injection(
         &self,
         request: &StepRequest,
