@@ -97,22 +97,37 @@ pub fn weight(memory: &Memory, now_millis: i64) -> f64 {
         * scoring::decay(&Candidate::new(memory.clone()), now_millis)
 }
 
-/// The memories to inject from `found` (memories about the files, as stored), best first:
-/// the [`injectable`] ones ordered by [`weight`] at `now_millis`
-/// (ties by id), at most [`MAX_INJECTED`].
-pub fn pick(found: Vec<Memory>, shown: &[String], now_millis: i64) -> Vec<Memory> {
-    let mut scored: Vec<(f64, Memory)> = found
+/// `memories` best first by [`weight`] at `now_millis` (ties by id), at most `limit`.
+pub fn best_by_weight(memories: Vec<Memory>, now_millis: i64, limit: usize) -> Vec<Memory> {
+    let mut scored: Vec<(f64, Memory)> = memories
         .into_iter()
-        .filter(|m| injectable(m, shown))
         .map(|m| (weight(&m, now_millis), m))
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
     scored.dedup_by(|a, b| a.1.id == b.1.id);
-    scored
-        .into_iter()
-        .take(MAX_INJECTED)
-        .map(|(_, m)| m)
-        .collect()
+    scored.into_iter().take(limit).map(|(_, m)| m).collect()
+}
+
+/// The files a tool call read or edited, each once, in the order it names them (`Read`,
+/// `Edit`, `Write`, … and shell commands, read the way the observer reads them).
+pub fn files_touched(tool: &str, input: &serde_json::Value, files: &mut Vec<String>) {
+    for action in engram_observer::action::actions_of(tool, input) {
+        if let engram_observer::Action::Read { path, .. }
+        | engram_observer::Action::Edit { path, .. } = action
+        {
+            if !files.contains(&path) {
+                files.push(path);
+            }
+        }
+    }
+}
+
+/// The memories to inject from `found` (memories about the files, as stored), best first:
+/// the [`injectable`] ones ordered by [`weight`] at `now_millis`
+/// (ties by id), at most [`MAX_INJECTED`].
+pub fn pick(found: Vec<Memory>, shown: &[String], now_millis: i64) -> Vec<Memory> {
+    let injectable = found.into_iter().filter(|m| injectable(m, shown)).collect();
+    best_by_weight(injectable, now_millis, MAX_INJECTED)
 }
 
 /// How a memory type reads in injected text.

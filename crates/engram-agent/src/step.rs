@@ -128,13 +128,7 @@ pub fn plan(request: &StepRequest) -> StepPlan {
     };
     let calls = &request.recent_tool_calls;
     for call in calls.iter().rev().take(RECENT_FILE_CALLS) {
-        for action in actions_of(&call.tool, &call.input) {
-            if let Action::Read { path, .. } | Action::Edit { path, .. } = action {
-                if !plan.files.contains(&path) {
-                    plan.files.push(path);
-                }
-            }
-        }
+        crate::inject::files_touched(&call.tool, &call.input, &mut plan.files);
     }
     for call in calls.iter().rev() {
         if plan.searches.len() >= RECENT_SEARCHES {

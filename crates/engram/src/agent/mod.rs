@@ -9,7 +9,6 @@ mod tools;
 use engram_agent::inject::{self, suffixes_of_all, Injection, InjectionKind, FILE_MEMORY_TYPES};
 use engram_agent::step::{self, StepRequest};
 use engram_core::{Memory, MemoryType, ValidationError};
-use engram_observer::action::{actions_of, Action};
 use engram_store::{Database, Statement, Value};
 use serde::{Deserialize, Serialize};
 
@@ -60,14 +59,8 @@ impl ToolResultContext {
 
     /// The files the call read or edited.
     pub fn files(&self) -> Vec<String> {
-        let mut files: Vec<String> = Vec::new();
-        for action in actions_of(&self.tool, &self.input) {
-            if let Action::Read { path, .. } | Action::Edit { path, .. } = action {
-                if !files.contains(&path) {
-                    files.push(path);
-                }
-            }
-        }
+        let mut files = Vec::new();
+        inject::files_touched(&self.tool, &self.input, &mut files);
         files
     }
 }

@@ -219,16 +219,7 @@ WHERE {live} AND m.type = ?{} ORDER BY m.created_at DESC, m.id LIMIT 1)",
         let (work, standing): (Vec<Memory>, Vec<Memory>) = memories
             .into_iter()
             .partition(|m| m.memory_type == MemoryType::WorkState);
-        let mut weighted: Vec<(f64, Memory)> = standing
-            .into_iter()
-            .map(|m| (inject::weight(&m, now), m))
-            .collect();
-        weighted.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
-        let mut picked: Vec<Memory> = weighted
-            .into_iter()
-            .take(STANDING_MEMORIES)
-            .map(|(_, m)| m)
-            .collect();
+        let mut picked = inject::best_by_weight(standing, now, STANDING_MEMORIES);
         if let Some(latest) = work.into_iter().max_by(|a, b| {
             a.created_at
                 .cmp(&b.created_at)
