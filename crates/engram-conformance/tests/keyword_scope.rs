@@ -183,7 +183,7 @@ async fn assert_counts_match<D: Database + Copy>(db: D, projects: &[&str]) {
 }
 
 /// Rolls the database back to its version 8 form: no `projects`, and keyword rows renumbered
-/// from 1 in rowid order, as version 8 wrote them; the ledger without versions 9 and 10.
+/// from 1 in rowid order, as version 8 wrote them; the ledger without versions 9 and later.
 async fn roll_back_to_version_8<D: Database>(db: D) {
     db.transaction(&[
         Statement::new("DROP TRIGGER projects_insert"),
@@ -288,6 +288,21 @@ async fn version_8_databases_are_migrated<D: Database + Copy>(db: D) {
     }
     assert_eq!(count(db, first_rows).await, 12);
     assert_eq!(count(db, second_rows).await, 13);
+    // Forgetting a migrated memory and a new one deletes exactly their keyword rows, found
+    // by the rowids version 11 recorded and `remember` records.
+    let migrated = keyword_hits(&reopened, "upload retries").await[0].0.clone();
+    let new = keyword_hits(&reopened, "zanzibar").await[0].0.clone();
+    for id in [&migrated, &new] {
+        assert!(reopened.forget(id).await.expect("forget"));
+    }
+    assert_eq!(count(db, first_rows).await, 10);
+    assert_eq!(count(db, second_rows).await, 13);
+    assert!(keyword_hits(&reopened, "zanzibar").await.is_empty());
+    let hits = keyword_hits(&reopened, "upload retries").await;
+    assert!(!hits.is_empty() && hits.iter().all(|(id, _)| id != &migrated));
+    let mapped = "SELECT count(*) FROM memory_keyword_rows WHERE memory_id IN (?1, ?2)";
+    let pair = vec![Value::from(migrated.as_str()), Value::from(new.as_str())];
+    assert_eq!(integer(db, mapped, pair).await, 0);
 }
 
 /// The key `projects` gives `project`.

@@ -59,7 +59,7 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
     // and the vector change log are reached by index; only the exact fallback, `allv`,
     // scans, behind a LIMIT that is 0 unless needed.)
     let stored = [
-        "m", "mf", "n", "nfrom", "nto", "ge", "l", "co", "v", "e", "c", "ce", "cm",
+        "m", "mf", "n", "nfrom", "nto", "ge", "l", "co", "v", "e", "c", "ce", "cm", "k",
     ];
     let mut resident = open_engram(&db)
         .await
@@ -95,6 +95,10 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
                     "{line}"
                 );
             }
+            if !query.types.is_empty() {
+                // The typed forms find the type's keyword rows by memory.
+                assert!(plan.iter().any(|l| l.starts_with("SEARCH k ")), "{plan:#?}");
+            }
             if engram.uses_resident_vectors() {
                 assert!(plan.iter().any(|l| l.starts_with("SEARCH e ")), "{plan:#?}");
                 assert!(plan.iter().any(|l| l.starts_with("SEARCH c ")), "{plan:#?}");
@@ -116,7 +120,8 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
                     assert!(
                         line.ends_with("(id=?)")
                             || line.ends_with("(rowid=?)")
-                            || line.contains("target_node_id=?"),
+                            || line.contains("target_node_id=?")
+                            || line.contains("idx_memories_type_conf (project_id=? AND type=?"),
                         "{text}: memories reached by {line}"
                     );
                 }

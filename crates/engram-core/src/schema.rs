@@ -236,6 +236,39 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "the first project keys rowids from 0",
         statements: FIRST_PROJECT_FROM_ZERO,
     },
+    Migration {
+        version: 11,
+        name: "task calibrations and keyword rows by memory",
+        statements: PLANNING_AND_KEYWORD_ROWS,
+    },
+];
+
+/// Version 11: how many steps work in each module took against its plans (seeds 000 §9),
+/// one row per project, module and methodology with the running totals a step limit and a
+/// planner read, and the `task_calibration` memory that says them in words; and each
+/// memory's keyword row, so forgetting a memory deletes its row by rowid. FTS5 cannot index
+/// its `memory_id` column, so deleting by it read every keyword row of the database (6.7
+/// ms a forget at 10K memories, growing with the table). The rows written before this
+/// version are mapped from the keyword table once (`OR REPLACE`: a database rolled back and
+/// migrated again maps its rows as they are now).
+const PLANNING_AND_KEYWORD_ROWS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS task_calibrations (
+  project_id    TEXT NOT NULL,
+  module        TEXT NOT NULL,
+  methodology   TEXT NOT NULL,
+  samples       INTEGER NOT NULL,
+  planned_steps INTEGER NOT NULL,
+  actual_steps  INTEGER NOT NULL,
+  memory_id     TEXT,
+  updated_at    TEXT NOT NULL,
+  PRIMARY KEY (project_id, module, methodology)
+) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS memory_keyword_rows (
+  memory_id     TEXT PRIMARY KEY,
+  keyword_rowid INTEGER NOT NULL
+) WITHOUT ROWID",
+    "INSERT OR REPLACE INTO memory_keyword_rows (memory_id, keyword_rowid) \
+SELECT memory_id, rowid FROM memories_fts",
 ];
 
 /// How many keyword-table rowids each project owns: project `key` holds the rowids from
@@ -617,6 +650,7 @@ mod tests {
                     sql.contains("IF NOT EXISTS")
                         || sql.starts_with("DROP TABLE IF EXISTS")
                         || sql.starts_with("INSERT OR IGNORE")
+                        || sql.starts_with("INSERT OR REPLACE")
                         // Replaced by the statement after it.
                         || sql.starts_with("DROP TRIGGER IF EXISTS")
                         // Moves only the rows it has not moved yet.

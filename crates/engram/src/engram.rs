@@ -355,6 +355,13 @@ impl<D: Database> Engram<D> {
                     Value::from(self.config.project_id.as_str()),
                 ],
             ));
+            statements.push(Statement::with_params(
+                sql::INSERT_KEYWORD_ROW,
+                vec![
+                    Value::from(id.as_str()),
+                    Value::from(self.config.project_id.as_str()),
+                ],
+            ));
             if !memory.related_files.is_empty() {
                 statements.push(Statement::with_params(
                     crate::retrieve::INSERT_MEMORY_FILES,
@@ -437,23 +444,31 @@ impl<D: Database> Engram<D> {
         let now = rfc3339_from_millis(self.host.clock.now_millis());
         let results = self
             .db
-            .transaction(&[
-                Statement::with_params(
-                    sql::FORGET_MEMORY,
-                    vec![
-                        Value::from(id),
-                        Value::from(self.config.project_id.as_str()),
-                        Value::from(now),
-                    ],
-                ),
-                Statement::with_params(
-                    // Only drop the index row if this project's memory was just forgotten.
-                    format!("{} AND changes() = 1", sql::DELETE_FTS),
-                    vec![Value::from(id)],
-                ),
-            ])
+            .transaction(&self.forget_statements(id, &now))
             .await?;
         Ok(results.first().is_some_and(|r| r.affected_row_count == 1))
+    }
+
+    /// The statements that forget memory `id` at `now`, for a transaction: the first
+    /// affects one row if a live memory of this project was forgotten. The keyword row goes
+    /// by its rowid (one seek; FTS5 cannot look up its `memory_id` column).
+    pub(crate) fn forget_statements(&self, id: &str, now: &str) -> [Statement; 3] {
+        [
+            Statement::with_params(
+                sql::FORGET_MEMORY,
+                vec![
+                    Value::from(id),
+                    Value::from(self.config.project_id.as_str()),
+                    Value::from(now),
+                ],
+            ),
+            Statement::with_params(
+                // Only drop the index row if this project's memory was just forgotten.
+                format!("{} AND changes() = 1", sql::DELETE_FTS),
+                vec![Value::from(id)],
+            ),
+            Statement::with_params(sql::DELETE_KEYWORD_ROW, vec![Value::from(id)]),
+        ]
     }
 
     /// Embeds up to `batch` live memories that have no vector of the current model (new

@@ -39,7 +39,18 @@ pub const FORGET_MEMORY: &str = "UPDATE memories SET deprecated = 1, deprecated_
 WHERE id = ?1 AND project_id = ?2 AND deprecated = 0";
 
 /// Removes a forgotten memory from the keyword index (`?1` id).
-pub const DELETE_FTS: &str = "DELETE FROM memories_fts WHERE memory_id = ?1";
+pub const DELETE_FTS: &str = "DELETE FROM memories_fts WHERE rowid = \
+(SELECT keyword_rowid FROM memory_keyword_rows WHERE memory_id = ?1)";
+
+/// Records which keyword row holds a memory (`?1` id, `?2` project): the row
+/// [`INSERT_FTS`] just wrote, whose rowid the same expression gives.
+pub const INSERT_KEYWORD_ROW: &str = "INSERT OR REPLACE INTO memory_keyword_rows \
+(memory_id, keyword_rowid) SELECT ?1, key * 1099511627776 + added FROM projects \
+WHERE project_id = ?2";
+
+/// Drops the keyword-row record of a memory that is no longer live (`?1` id).
+pub const DELETE_KEYWORD_ROW: &str = "DELETE FROM memory_keyword_rows WHERE memory_id = ?1 \
+AND NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1 AND deprecated = 0)";
 
 /// Stores a memory's vector (`?1` id, `?2` F32 blob, `?3` model, `?4` dims, `?5` now),
 /// replacing one of an older model.
@@ -72,5 +83,6 @@ mod tests {
     fn the_keyword_insert_spells_the_project_range() {
         let spelled = engram_core::schema::PROJECT_ROWIDS.to_string();
         assert!(INSERT_FTS.contains(&format!("key * {spelled} + added")));
+        assert!(INSERT_KEYWORD_ROW.contains(&format!("key * {spelled} + added")));
     }
 }

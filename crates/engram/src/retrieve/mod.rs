@@ -334,6 +334,7 @@ impl<D: Database> Engram<D> {
             },
             adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
             filters: query.narrows_by_attribute() || !query.exclude_ids.is_empty(),
+            types: !query.types.is_empty(),
         }
     }
 
