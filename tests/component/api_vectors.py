@@ -114,6 +114,9 @@ def _run_agent_step(engram, step, ids):
         "augment": lambda: engram.augment_tool_result(data),
         "step": lambda: engram.step_injection(data),
         "sessionContext": lambda: engram.session_context(data),
+        "calibrate": lambda: engram.record_calibration(data),
+        "stepLimit": lambda: engram.step_limit(data),
+        "plannerContext": lambda: engram.planner_context(data),
     }
     assert step["call"] in calls, f"unknown agent call {step['call']}"
     answer, error = _attempt(calls[step["call"]])
@@ -123,13 +126,15 @@ def _run_agent_step(engram, step, ids):
         return
     assert error is None, f"unexpected error {error}"
     if "as" in step:
-        ids[step["as"]] = answer["data"]["id"]
+        ids[step["as"]] = answer["data"]["id"] if "data" in answer else answer["memoryId"]
     expect = step.get("expect", {})
     if expect.get("null"):
         assert answer is None, f"expected null, got {answer}"
         return
     assert answer is not None, "expected an answer, got null"
-    shown = answer["memoryIds"]
+    shown = answer.get("memoryIds", [])
+    for key, want in expect.get("fields", {}).items():
+        assert answer.get(key) == want, f"field {key}: {answer.get(key)!r}, expected {want!r}"
     if "kind" in expect:
         assert answer["kind"] == expect["kind"], f"kind {answer['kind']}, expected {expect['kind']}"
     if "memoryIds" in expect:

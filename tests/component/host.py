@@ -68,6 +68,8 @@ class ComponentHost:
                      "[method]engram.finalize-session", "[method]engram.recover-sessions",
                      "[method]engram.call-tool", "[method]engram.session-context",
                      "[method]engram.augment-tool-result", "[method]engram.step-injection",
+                     "[method]engram.record-calibration", "[method]engram.step-limit",
+                     "[method]engram.planner-context",
                      "[static]session.start", "[method]session.observe",
                      "[method]session.observe-many", "[method]session.hot-files",
                      "[method]session.triggers",
@@ -235,6 +237,15 @@ class ComponentEngram:
     def step_injection(self, request):
         found = self.host.call("[method]engram.step-injection", self.handle, json.dumps(request))
         return None if found is None else json.loads(found)
+
+    def record_calibration(self, sample):
+        return json.loads(self.host.call("[method]engram.record-calibration", self.handle, json.dumps(sample)))
+
+    def step_limit(self, request):
+        return json.loads(self.host.call("[method]engram.step-limit", self.handle, json.dumps(request)))
+
+    def planner_context(self, request):
+        return json.loads(self.host.call("[method]engram.planner-context", self.handle, json.dumps(request)))
 
     def embed_pending(self, batch):
         return json.loads(self.host.call("[method]engram.embed-pending", self.handle, batch))

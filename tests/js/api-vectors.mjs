@@ -134,6 +134,9 @@ async function runAgentStep(engram, step, ids) {
     augment: () => engram.augmentToolResult(input),
     step: () => engram.stepInjection(input),
     sessionContext: () => engram.sessionContext(input),
+    calibrate: () => engram.recordCalibration(input),
+    stepLimit: () => engram.stepLimit(input),
+    plannerContext: () => engram.plannerContext(input),
   };
   check(calls[step.call], () => `unknown agent call ${step.call}`);
   const result = await attempt(calls[step.call]);
@@ -144,12 +147,15 @@ async function runAgentStep(engram, step, ids) {
   }
   check(!result.error, () => `unexpected error: ${result.error?.message}`);
   const answer = result.value;
-  if (step.as) ids.set(step.as, answer.data.id);
+  if (step.as) ids.set(step.as, answer.data?.id ?? answer.memoryId);
   const expect = step.expect ?? {};
   if (expect.null) return check(answer === null, () => `expected null, got ${JSON.stringify(answer)}`);
   check(answer !== null, "expected an answer, got null");
   const named = (name) => ids.get(name);
-  const shown = answer.memoryIds;
+  const shown = answer.memoryIds ?? [];
+  for (const [key, want] of Object.entries(expect.fields ?? {})) {
+    check(same(answer[key], want), () => `field ${key}: ${JSON.stringify(answer[key])} expected ${JSON.stringify(want)}`);
+  }
   if (expect.kind !== undefined) check(answer.kind === expect.kind, () => `kind ${answer.kind}, expected ${expect.kind}`);
   if (expect.memoryIds) check(same(shown, expect.memoryIds.map(named)), () => `memoryIds ${shown}, expected ${expect.memoryIds}`);
   for (const name of expect.includes ?? []) check(shown.includes(named(name)), () => `${name} missing from ${shown}`);

@@ -1,6 +1,6 @@
 // engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/get, /v1/forget,
 // /v1/embed-pending, and the agent loop's /v1/tools, /v1/tool, /v1/session-context,
-// /v1/augment and /v1/step.
+// /v1/augment, /v1/step, /v1/calibration, /v1/step-limit and /v1/plan.
 //
 // The tenant is the request's bearer token, forwarded as the auth token of the libSQL
 // database at env.LIBSQL_URL; the project is the `x-engram-project` header (default
@@ -100,6 +100,10 @@ const routes = {
   "/v1/session-context": async (engram, body) => json(await engram.sessionContext(body ?? {})),
   "/v1/augment": async (engram, body) => json(await engram.augmentToolResult(body)),
   "/v1/step": async (engram, body) => json(await engram.stepInjection(body)),
+  // Planning: a finished work unit's steps, the step limit they imply, the planner's context.
+  "/v1/calibration": async (engram, body) => json(await engram.recordCalibration(body)),
+  "/v1/step-limit": async (engram, body) => json(await engram.stepLimit(body)),
+  "/v1/plan": async (engram, body) => json(await engram.plannerContext(body)),
 };
 
 export default {

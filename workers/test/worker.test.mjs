@@ -70,6 +70,9 @@ function client(projectId, token = TOKEN) {
     sessionContext: (start) => call("session-context", start ?? {}),
     augmentToolResult: (context) => call("augment", context),
     stepInjection: (request) => call("step", request),
+    recordCalibration: (sample) => call("calibration", sample),
+    stepLimit: (request) => call("step-limit", request),
+    plannerContext: (request) => call("plan", request),
   };
 }
 

@@ -1,9 +1,11 @@
 //! Agent-loop integration (SPEC §7) as pure functions.
 //!
-//! An agent runtime meets engram at four points: the session start (standing knowledge and
-//! the task's recipes), each tool result (what is known about the file just read or
-//! edited), each step (three triggers that may add one short system message), and the
-//! tools the agent itself calls (`search_memory`, `record_memory`, `analyze_impact`). This
+//! An agent runtime meets engram at five points: planning (calibrations, dead ends, coupled
+//! files, outcomes and recipes, and a step limit scaled by how long work in the task's
+//! modules really takes), the session start (standing knowledge and the task's recipes),
+//! each tool result (what is known about the file just read or edited), each step (three
+//! triggers that may add one short system message), and the tools the agent itself calls
+//! (`search_memory`, `record_memory`, `analyze_impact`). This
 //! crate decides what each point looks up and how the answer reads; `engram` runs the
 //! lookups against the database.
 //!
@@ -14,9 +16,11 @@
 #![warn(missing_docs)]
 
 pub mod inject;
+pub mod plan;
 pub mod step;
 pub mod tools;
 
 pub use inject::{Injection, InjectionKind};
+pub use plan::{Calibration, CalibrationSample, StepLimit, StepLimitRequest};
 pub use step::{RecordedEntry, StepPlan, StepRequest};
 pub use tools::{ToolCall, ToolDefinition, ToolFormat};

@@ -1,12 +1,14 @@
 //! `engram agent …`: the agent-loop integration (SPEC §7) for runtimes that shell out —
-//! tool definitions, tool calls, the session start's context, tool-result augmentation and
-//! the step-injection decider. Requests are JSON (an argument, or `-` for stdin), the
+//! tool definitions, tool calls, the session start's context, tool-result augmentation,
+//! the step-injection decider, and planning (calibrations, the step limit, the planner's
+//! context). Requests are JSON (an argument, or `-` for stdin), the
 //! same shapes the JS package and the component take.
 
 use clap::Subcommand;
 use engram::agent_loop::tools::{render, ToolFormat};
 use engram::{
-    Database, Engram, EngramError, Injection, Phase, SessionStart, StepRequest, ToolResultContext,
+    CalibrationSample, Database, Engram, EngramError, Injection, Phase, PlannerRequest,
+    SessionStart, StepLimitRequest, StepRequest, ToolResultContext,
 };
 
 use crate::{parse_phase, read_input, CliError};
@@ -60,6 +62,57 @@ pub enum AgentCommand {
     Step {
         /// The request as JSON, or `-` for stdin.
         request: String,
+    },
+    /// Record a finished work unit's planned and actual steps in its module; prints the
+    /// module's calibration (actual over planned steps, over every work unit reported).
+    Calibrate {
+        /// The module the work was in.
+        #[arg(long)]
+        module: String,
+        /// Steps the plan gave it.
+        #[arg(long)]
+        planned: u32,
+        /// Steps it took.
+        #[arg(long)]
+        actual: u32,
+        /// The methodology that planned it (default native).
+        #[arg(long)]
+        methodology: Option<String>,
+        /// The session that did the work.
+        #[arg(long)]
+        session: Option<String>,
+    },
+    /// The step limit for a task: the base scaled by how many steps work in its modules
+    /// really takes (at most 2×). Prints the limit; the reason goes to stderr.
+    StepLimit {
+        /// The limit without memory.
+        #[arg(long)]
+        base: u32,
+        /// A module the task works in (repeatable).
+        #[arg(long = "module")]
+        modules: Vec<String>,
+        /// The methodology that planned the task (default native).
+        #[arg(long)]
+        methodology: Option<String>,
+        /// A hard limit no calibration may exceed.
+        #[arg(long)]
+        max: Option<u32>,
+    },
+    /// The planner's context: calibrations, dead ends, coupled files, recent outcomes and
+    /// recipes for a task, in sections.
+    Plan {
+        /// The task to plan.
+        #[arg(long)]
+        task: String,
+        /// A module the task works in (repeatable).
+        #[arg(long = "module")]
+        modules: Vec<String>,
+        /// The methodology that plans it (default native).
+        #[arg(long)]
+        methodology: Option<String>,
+        /// Tokens the context may cost (default 2,500).
+        #[arg(long)]
+        budget: Option<u32>,
     },
 }
 
@@ -127,16 +180,11 @@ pub async fn run<D: Database>(
             if !context.text.is_empty() {
                 say!("{}", context.text.trim_end());
             }
-            eprintln!(
-                "{} memories, {} of {} tokens{}",
+            summary(
                 context.memory_ids.len(),
                 context.tokens,
                 context.budget,
-                if context.omitted.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} left out for room", context.omitted.len())
-                }
+                context.omitted.len(),
             );
         }
         AgentCommand::Augment { request } => {
@@ -149,8 +197,94 @@ pub async fn run<D: Database>(
                 StepRequest::from_json(&argument(&request)?).map_err(EngramError::from)?;
             injection(engram.step_injection(&request).await?, json);
         }
+        AgentCommand::Calibrate {
+            module,
+            planned,
+            actual,
+            methodology,
+            session,
+        } => {
+            let sample = CalibrationSample {
+                module,
+                planned_steps: planned,
+                actual_steps: actual,
+                methodology,
+                session_id: session,
+            };
+            let calibration = engram.record_calibration(&sample).await?;
+            if json {
+                say!(
+                    "{}",
+                    serde_json::to_string(&calibration).unwrap_or_default()
+                );
+            } else {
+                say!("{}", calibration.text());
+            }
+        }
+        AgentCommand::StepLimit {
+            base,
+            modules,
+            methodology,
+            max,
+        } => {
+            let request = StepLimitRequest {
+                base_max_steps: base,
+                modules,
+                methodology,
+                max_steps: max,
+            };
+            let limit = engram.step_limit(&request).await?;
+            if json {
+                say!("{}", serde_json::to_string(&limit).unwrap_or_default());
+            } else {
+                say!("{}", limit.max_steps);
+                eprintln!("{}", limit.reason);
+            }
+        }
+        AgentCommand::Plan {
+            task,
+            modules,
+            methodology,
+            budget,
+        } => {
+            let request = PlannerRequest {
+                task,
+                modules,
+                methodology,
+                budget,
+            };
+            let context = engram.planner_context(&request).await?;
+            if json {
+                say!("{}", serde_json::to_string(&context).unwrap_or_default());
+                return Ok(());
+            }
+            for warning in &context.warnings {
+                eprintln!("warning: {warning}");
+            }
+            if !context.text.is_empty() {
+                say!("{}", context.text.trim_end());
+            }
+            summary(
+                context.memory_ids.len(),
+                context.tokens,
+                context.budget,
+                context.omitted.len(),
+            );
+        }
     }
     Ok(())
+}
+
+/// The line under a packed context: how much of the budget it took.
+fn summary(memories: usize, tokens: usize, budget: usize, omitted: usize) {
+    eprintln!(
+        "{memories} memories, {tokens} of {budget} tokens{}",
+        if omitted == 0 {
+            String::new()
+        } else {
+            format!(", {omitted} left out for room")
+        }
+    );
 }
 
 fn injection(found: Option<Injection>, json: bool) {

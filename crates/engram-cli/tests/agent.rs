@@ -1,6 +1,6 @@
 //! `engram agent …`: the binary on a database file, as an agent runtime that shells out
 //! would use it (tool definitions, a tool call, a tool result's memories, a step, the
-//! session start), with bad requests refused by name.
+//! session start, planning), with bad requests refused by name.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -136,5 +136,93 @@ fn the_agent_commands_serve_a_session_from_the_command_line() {
     let bad = engram(&db, &["agent", "step", r#"{"step":"six"}"#], None);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("step"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_planning_commands_calibrate_limit_and_plan() {
+    let dir = std::env::temp_dir().join(format!("engram-cli-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("e.db");
+    let calibrate = |planned: &str, actual: &str| {
+        stdout(&engram(
+            &db,
+            &[
+                "agent",
+                "calibrate",
+                "--module",
+                "src/db",
+                "--planned",
+                planned,
+                "--actual",
+                actual,
+            ],
+            None,
+        ))
+    };
+    calibrate("8", "12");
+    calibrate("8", "14");
+    let said = calibrate("8", "10");
+    assert!(
+        said.starts_with("Work in `src/db` takes 1.50× the planned steps"),
+        "{said}"
+    );
+
+    let limited = engram(
+        &db,
+        &["agent", "step-limit", "--base", "20", "--module", "src/db"],
+        None,
+    );
+    assert_eq!(stdout(&limited).trim(), "30");
+    assert!(String::from_utf8_lossy(&limited.stderr).contains("1.50×"));
+    let limit: Value = serde_json::from_str(&stdout(&engram(
+        &db,
+        &[
+            "--json",
+            "agent",
+            "step-limit",
+            "--base",
+            "20",
+            "--module",
+            "src/db",
+            "--max",
+            "25",
+        ],
+        None,
+    )))
+    .expect("JSON output");
+    assert_eq!(limit["maxSteps"], 25);
+    assert_eq!(limit["calibration"]["samples"], 3);
+
+    let recorded = stdout(&engram(
+        &db,
+        &["--json", "agent", "call", "record_memory", "-"],
+        Some(
+            r#"{"type":"dead_end","content":"Renaming the table inside one migration locks the users table for minutes","modules":["src/db"]}"#,
+        ),
+    ));
+    let recorded: Value = serde_json::from_str(&recorded).expect("JSON output");
+    let dead_end = recorded["data"]["id"].as_str().expect("id").to_owned();
+    let plan = stdout(&engram(
+        &db,
+        &[
+            "agent",
+            "plan",
+            "--task",
+            "rename the users table",
+            "--module",
+            "src/db",
+        ],
+        None,
+    ));
+    assert!(
+        plan.starts_with("## Calibration: actual against planned steps\n"),
+        "{plan}"
+    );
+    assert!(plan.contains(&format!("[Memory #{dead_end}:")), "{plan}");
+
+    let bad = engram(&db, &["agent", "step-limit", "--base", "0"], None);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("baseMaxSteps"));
     let _ = std::fs::remove_dir_all(&dir);
 }

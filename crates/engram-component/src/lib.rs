@@ -245,6 +245,24 @@ impl GuestEngram for EngramResource {
             .transpose()
     }
 
+    fn record_calibration(&self, sample_json: String) -> Result<String, Error> {
+        let sample =
+            ::engram::CalibrationSample::from_json(&sample_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.record_calibration(&sample))?)
+    }
+
+    fn step_limit(&self, request_json: String) -> Result<String, Error> {
+        let request =
+            ::engram::StepLimitRequest::from_json(&request_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.step_limit(&request))?)
+    }
+
+    fn planner_context(&self, request_json: String) -> Result<String, Error> {
+        let request =
+            ::engram::PlannerRequest::from_json(&request_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.planner_context(&request))?)
+    }
+
     fn get(&self, id: String) -> Result<Option<String>, Error> {
         match run(self.inner.get(&id))? {
             Some(memory) => to_json(&memory).map(Some),

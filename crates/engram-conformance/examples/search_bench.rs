@@ -10,7 +10,8 @@
 //! is excluded: vectors come from a fake bag-of-words hash embedder that costs microseconds,
 //! and `timings.embed` is subtracted. Latencies are p50 / p95 in milliseconds.
 //! Resident configurations keep vectors and/or keyword postings in memory. The `agent:`
-//! rows time the agent loop's calls (tool-result augmentation, a step that runs two of the
+//! rows time the agent loop's calls (planning: recording a calibration, the step limit,
+//! the planner's context; tool-result augmentation, a step that runs two of the
 //! three triggers, a session start) on the resident keyword + graph configuration.
 //! `BENCH_KEYWORD_ONLY=1` runs only the keyword + graph configurations; `BENCH_NO_ANN=1` skips the
 //! libSQL vector index (building it takes minutes at 10K). For profiling:
@@ -22,8 +23,9 @@ use std::cell::Cell;
 use std::time::Instant;
 
 use engram::{
-    Database, Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery,
-    SessionStart, StepRequest, ToolResultContext, VECTOR_INDEX_MIN_MEMORIES,
+    CalibrationSample, Database, Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType,
+    NewMemory, PlannerRequest, SearchQuery, SessionStart, StepLimitRequest, StepRequest,
+    ToolResultContext, VECTOR_INDEX_MIN_MEMORIES,
 };
 use engram_hrana::{HranaClient, HttpResponse, HttpTransport, ReqwestTransport};
 use engram_libsql::LocalDatabase;
@@ -512,6 +514,68 @@ async fn agent_loop_rows<D: Database>(
         "agent: session context",
         percentiles(session),
         &format!("{} of {n} non-empty", injected[2]),
+    );
+    planning_rows(size, engram, queries).await;
+}
+
+/// Planning on `engram`: recording a work unit's steps (three per module over 40 modules,
+/// the corpus's), the step limit for a task in two modules, and the planner's context for
+/// each query as task (four typed searches; the corpus's memories name no module, so
+/// without modules).
+async fn planning_rows<D: Database>(size: usize, engram: &Engram<D>, queries: &[String]) {
+    let module = |i: usize| format!("src/mod{}", i % 40);
+    let mut record = Vec::new();
+    for i in 0..120 {
+        let sample = CalibrationSample {
+            module: module(i),
+            planned_steps: 10,
+            actual_steps: 8 + (i % 9) as u32,
+            methodology: None,
+            session_id: None,
+        };
+        let started = Instant::now();
+        engram.record_calibration(&sample).await.expect("calibrate");
+        record.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    row(
+        size,
+        "agent: record calibration",
+        percentiles(record),
+        "120 work units in 40 modules",
+    );
+    let (mut limits, mut plans, mut scaled, mut shown) = (Vec::new(), Vec::new(), 0, 0);
+    for (i, q) in queries.iter().enumerate() {
+        let request = StepLimitRequest {
+            base_max_steps: 20,
+            modules: vec![module(i), module(i + 1)],
+            methodology: None,
+            max_steps: None,
+        };
+        let started = Instant::now();
+        let limit = engram.step_limit(&request).await.expect("step limit");
+        limits.push(started.elapsed().as_secs_f64() * 1e3);
+        scaled += usize::from(limit.factor > 1.0);
+        let request = PlannerRequest {
+            task: q.clone(),
+            ..PlannerRequest::default()
+        };
+        let started = Instant::now();
+        let context = engram.planner_context(&request).await.expect("planner");
+        plans.push(started.elapsed().as_secs_f64() * 1e3);
+        shown += context.memory_ids.len();
+    }
+    let n = queries.len();
+    row(
+        size,
+        "agent: step limit",
+        percentiles(limits),
+        &format!("{scaled} of {n} scaled"),
+    );
+    row(
+        size,
+        "agent: planner context",
+        percentiles(plans),
+        &format!("{:.1} memories each", shown as f64 / n.max(1) as f64),
     );
 }
 

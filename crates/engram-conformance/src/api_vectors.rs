@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::future::Future;
 
 use engram::{
-    Database, Engram, EngramError, SearchQuery, SessionStart, StepRequest, ToolResultContext,
+    CalibrationSample, Database, Engram, EngramError, PlannerRequest, SearchQuery, SessionStart,
+    StepLimitRequest, StepRequest, ToolResultContext,
 };
 use serde_json::Value as Json;
 
@@ -235,7 +236,8 @@ fn with_ids(input: &Json, ids: &HashMap<String, String>) -> Json {
     input
 }
 
-/// One agent-loop call (`call`: callTool, augment, step or sessionContext) and its
+/// One agent-loop call (`call`: callTool, augment, step, sessionContext, calibrate,
+/// stepLimit or plannerContext) and its
 /// expectations on the answer's JSON.
 async fn agent_step<D: Database>(
     engram: &Engram<D>,
@@ -277,6 +279,27 @@ async fn agent_step<D: Database>(
                 .map(|o| serde_json::to_value(o).unwrap_or_default()),
             Err(e) => Err(e.into()),
         },
+        "calibrate" => match CalibrationSample::from_json(&text) {
+            Ok(sample) => engram
+                .record_calibration(&sample)
+                .await
+                .map(|o| serde_json::to_value(o).unwrap_or_default()),
+            Err(e) => Err(e.into()),
+        },
+        "stepLimit" => match StepLimitRequest::from_json(&text) {
+            Ok(request) => engram
+                .step_limit(&request)
+                .await
+                .map(|o| serde_json::to_value(o).unwrap_or_default()),
+            Err(e) => Err(e.into()),
+        },
+        "plannerContext" => match PlannerRequest::from_json(&text) {
+            Ok(request) => engram
+                .planner_context(&request)
+                .await
+                .map(|o| serde_json::to_value(o).unwrap_or_default()),
+            Err(e) => Err(e.into()),
+        },
         other => return Err(format!("unknown agent call {other:?}")),
     };
     let answer = match (result, step.get("expectError")) {
@@ -286,7 +309,10 @@ async fn agent_step<D: Database>(
         (Err(e), None) => return Err(format!("unexpected error: {e}")),
     };
     if let Some(name) = step["as"].as_str() {
-        let id = answer["data"]["id"].as_str().ok_or("no data.id to bind")?;
+        let id = answer["data"]["id"]
+            .as_str()
+            .or_else(|| answer["memoryId"].as_str())
+            .ok_or("no data.id or memoryId to bind")?;
         ids.insert(name.to_owned(), id.to_owned());
     }
     check_agent_answer(&answer, &step["expect"], ids)
@@ -312,6 +338,11 @@ fn check_agent_answer(
         .flatten()
         .filter_map(Json::as_str)
         .collect();
+    for (key, want) in expect["fields"].as_object().into_iter().flatten() {
+        check(&answer[key] == want, || {
+            format!("field {key}: {}, expected {want}", answer[key])
+        })?;
+    }
     if let Some(kind) = expect.get("kind") {
         check(&answer["kind"] == kind, || {
             format!("kind {}, expected {kind}", answer["kind"])

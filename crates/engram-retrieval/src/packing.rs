@@ -161,8 +161,57 @@ pub fn entry(candidate: &Candidate) -> String {
     )
 }
 
-/// Packs ranked `results` into `budget`.
+/// Packs ranked `results` into `budget`, clustered by file.
 pub fn pack(results: &[Candidate], budget: &PackingBudget) -> PackedContext {
+    fit(results, budget, render_by_file)
+}
+
+/// Packs ranked `results` into `budget` like [`pack`], but lays them out in `sections`: one
+/// per memory type, in the order given, under its heading (`## heading`), each keeping the
+/// ranked order; memories of types no section names come last, under no heading. Empty
+/// sections are left out.
+///
+/// ```
+/// use engram_core::MemoryType;
+/// use engram_retrieval::packing::{pack_in_sections, PackingBudget};
+///
+/// let sections = [(MemoryType::DeadEnd, "Dead ends")];
+/// let packed = pack_in_sections(&[], &PackingBudget::for_phase(None), &sections);
+/// assert!(packed.text.is_empty());
+/// ```
+pub fn pack_in_sections(
+    results: &[Candidate],
+    budget: &PackingBudget,
+    sections: &[(MemoryType, &str)],
+) -> PackedContext {
+    fit(results, budget, |results, chosen, costs, total| {
+        let section_of = |t: MemoryType| sections.iter().position(|(s, _)| *s == t);
+        let mut groups: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
+        for (i, candidate) in results.iter().enumerate() {
+            if !chosen[i] {
+                continue;
+            }
+            let section = section_of(candidate.memory.memory_type);
+            match groups.iter_mut().find(|(s, _)| *s == section) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((section, vec![i])),
+            }
+        }
+        groups.sort_by_key(|(section, _)| section.unwrap_or(usize::MAX));
+        let layout = groups
+            .into_iter()
+            .map(|(section, members)| (section.map(|s| sections[s].1.to_owned()), members));
+        render(results, layout, chosen, costs, total, false)
+    })
+}
+
+/// Chooses entries by type shares, then best first, and drops the worst chosen entry until
+/// the rendered text (headings included) fits.
+fn fit(
+    results: &[Candidate],
+    budget: &PackingBudget,
+    render: impl Fn(&[Candidate], &[bool], &[usize], usize) -> PackedContext,
+) -> PackedContext {
     let costs: Vec<usize> = results.iter().map(|c| estimate(&entry(c))).collect();
     let mut chosen = vec![false; results.len()];
     let mut used = 0usize;
@@ -200,7 +249,12 @@ pub fn pack(results: &[Candidate], budget: &PackingBudget) -> PackedContext {
 
 /// Renders chosen entries clustered by their first file (clusters in order of their best
 /// member; memories without a file last, under no header).
-fn render(results: &[Candidate], chosen: &[bool], costs: &[usize], total: usize) -> PackedContext {
+fn render_by_file(
+    results: &[Candidate],
+    chosen: &[bool],
+    costs: &[usize],
+    total: usize,
+) -> PackedContext {
     let mut clusters: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     for (i, candidate) in results.iter().enumerate() {
         if !chosen[i] {
@@ -213,18 +267,31 @@ fn render(results: &[Candidate], chosen: &[bool], costs: &[usize], total: usize)
         }
     }
     clusters.sort_by_key(|(file, members)| (file.is_none(), members[0]));
+    render(results, clusters, chosen, costs, total, true)
+}
+
+/// Renders `groups` of chosen entries in order, each under its heading if it has one
+/// (`headings_are_files`: the heading is the file the group's items are placed in).
+fn render(
+    results: &[Candidate],
+    groups: impl IntoIterator<Item = (Option<String>, Vec<usize>)>,
+    chosen: &[bool],
+    costs: &[usize],
+    total: usize,
+    headings_are_files: bool,
+) -> PackedContext {
     let mut text = String::new();
     let mut items = Vec::new();
-    for (file, members) in clusters {
-        if let Some(file) = &file {
-            text.push_str(&format!("## {file}\n"));
+    for (heading, members) in groups {
+        if let Some(heading) = &heading {
+            text.push_str(&format!("## {heading}\n"));
         }
         for i in members {
             text.push_str(&entry(&results[i]));
             items.push(PackedItem {
                 id: results[i].memory.id.clone(),
                 memory_type: results[i].memory.memory_type,
-                file: file.clone(),
+                file: heading.clone().filter(|_| headings_are_files),
                 tokens: costs[i],
             });
         }
@@ -297,6 +364,37 @@ mod tests {
              ## y.rs\n- [gotcha] word word word [Memory #b: cite b]\n\
              - [decision] word word word [Memory #d: cite d]\n"
         );
+    }
+
+    #[test]
+    fn sections_group_by_type_in_the_order_given() {
+        let results = vec![
+            candidate("r", MemoryType::WorkflowRecipe, Some("x.rs"), 3),
+            candidate("d1", MemoryType::DeadEnd, Some("y.rs"), 3),
+            candidate("g", MemoryType::Gotcha, None, 3),
+            candidate("d2", MemoryType::DeadEnd, None, 3),
+        ];
+        let sections = [
+            (MemoryType::DeadEnd, "Dead ends"),
+            (MemoryType::CausalDependency, "Coupled files"),
+            (MemoryType::WorkflowRecipe, "Recipes"),
+        ];
+        let packed = pack_in_sections(&results, &PackingBudget::for_phase(None), &sections);
+        assert_eq!(
+            packed.text,
+            "## Dead ends\n- [dead_end] word word word [Memory #d1: cite d1]\n\
+             - [dead_end] word word word [Memory #d2: cite d2]\n\
+             ## Recipes\n- [workflow_recipe] word word word [Memory #r: cite r]\n\
+             - [gotcha] word word word [Memory #g: cite g]\n"
+        );
+        assert!(packed.items.iter().all(|i| i.file.is_none()));
+        for total in [0, 5, 20, 40, 60] {
+            let budget = PackingBudget::for_phase(None).with_total(total);
+            let packed = pack_in_sections(&results, &budget, &sections);
+            assert!(packed.tokens <= total, "{} > {total}", packed.tokens);
+            assert_eq!(packed.tokens, estimate(&packed.text));
+            assert_eq!(packed.items.len() + packed.omitted.len(), results.len());
+        }
     }
 
     #[test]

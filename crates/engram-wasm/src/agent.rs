@@ -1,9 +1,16 @@
 //! Agent-loop integration from JavaScript (SPEC §7): engram's tools for an agent SDK, the
-//! session start's context, tool-result augmentation and the step-injection decider.
+//! session start's context, tool-result augmentation, the step-injection decider, and
+//! planning (calibrations, the step limit, the planner's context).
+
+use std::future::Future;
 
 use engram::agent_loop::tools::{render, ToolFormat};
-use engram::{SessionStart, StepRequest, ToolResultContext};
+use engram::{
+    CalibrationSample, EngramError, PlannerRequest, SessionStart, StepLimitRequest, StepRequest,
+    ToolResultContext, ValidationError,
+};
 use js_sys::Promise;
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -103,15 +110,12 @@ impl EngramHandle {
         #[wasm_bindgen(unchecked_param_type = "ToolResultContext")] context: JsValue,
     ) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            let context = ToolResultContext::from_json(&types::stringify(&context, "context")?)
-                .map_err(|e| to_js_error(&e.into()))?;
-            let found = inner
-                .augment_tool_result(&context)
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            types::to_js(&found)
-        })
+        request_call(
+            context,
+            "context",
+            ToolResultContext::from_json,
+            move |c| async move { inner.augment_tool_result(&c).await },
+        )
     }
 
     /// Whether to add a system message before the next step (three triggers: unseen
@@ -123,14 +127,85 @@ impl EngramHandle {
         #[wasm_bindgen(unchecked_param_type = "StepRequest")] request: JsValue,
     ) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            let request = StepRequest::from_json(&types::stringify(&request, "request")?)
-                .map_err(|e| to_js_error(&e.into()))?;
-            let found = inner
-                .step_injection(&request)
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            types::to_js(&found)
-        })
+        request_call(
+            request,
+            "request",
+            StepRequest::from_json,
+            move |r| async move { inner.step_injection(&r).await },
+        )
     }
+
+    /// Records a finished work unit's planned and actual steps in its module
+    /// (`{ module, plannedSteps, actualSteps, methodology?, sessionId? }`). Resolves to the
+    /// module's `Calibration`: actual over planned steps over every work unit reported; its
+    /// `task_calibration` memory is replaced by one that says so.
+    #[wasm_bindgen(js_name = recordCalibration, unchecked_return_type = "Promise<Calibration>")]
+    pub fn record_calibration(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "CalibrationSample")] sample: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        request_call(
+            sample,
+            "sample",
+            CalibrationSample::from_json,
+            move |s| async move { inner.record_calibration(&s).await },
+        )
+    }
+
+    /// The step limit for a task (`{ baseMaxSteps, modules?, methodology?, maxSteps? }`):
+    /// the base scaled by how many steps work in its modules really takes against its
+    /// plans, at most 2×. Resolves to a `StepLimit`: `maxSteps`, the `factor`, the
+    /// calibration that set it and the reason.
+    #[wasm_bindgen(js_name = stepLimit, unchecked_return_type = "Promise<StepLimit>")]
+    pub fn step_limit(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "StepLimitRequest")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        request_call(
+            request,
+            "request",
+            StepLimitRequest::from_json,
+            move |r| async move { inner.step_limit(&r).await },
+        )
+    }
+
+    /// The planner's context for a task (`{ task, modules?, methodology?, budget? }`):
+    /// calibrations, dead ends, coupled files, recent outcomes and recipes, in sections
+    /// packed into the budget (default 2,500 tokens).
+    #[wasm_bindgen(js_name = plannerContext, unchecked_return_type = "Promise<PlannerContext>")]
+    pub fn planner_context(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "PlannerRequest")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        request_call(
+            request,
+            "request",
+            PlannerRequest::from_json,
+            move |r| async move { inner.planner_context(&r).await },
+        )
+    }
+}
+
+/// Parses `value` (the argument named `what`) with `parse` and resolves to `run`'s answer
+/// as a JS value; a bad request rejects with an `invalid_input` error naming its field.
+fn request_call<R, O, Fut>(
+    value: JsValue,
+    what: &'static str,
+    parse: fn(&str) -> Result<R, ValidationError>,
+    run: impl FnOnce(R) -> Fut + 'static,
+) -> Promise
+where
+    R: 'static,
+    O: Serialize,
+    Fut: Future<Output = Result<O, EngramError>> + 'static,
+{
+    future_to_promise(async move {
+        let request =
+            parse(&types::stringify(&value, what)?).map_err(|e| to_js_error(&e.into()))?;
+        let answer = run(request).await.map_err(|e| to_js_error(&e))?;
+        types::to_js(&answer)
+    })
 }

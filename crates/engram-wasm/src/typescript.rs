@@ -282,6 +282,18 @@ export interface StepRequest {
   recentToolCalls?: { step: number; id?: string; tool: string; input?: unknown; atMs?: number }[];
   recorded?: RecordedEntry[]; shownIds?: string[]; phase?: Phase;
 }
+export interface CalibrationSample { module: string; plannedSteps: number; actualSteps: number; methodology?: string; sessionId?: string; }
+export interface Calibration {
+  module: string; methodology: string; samples: number; meanPlannedSteps: number;
+  meanActualSteps: number; ratio: number; memoryId?: string;
+}
+export interface StepLimitRequest { baseMaxSteps: number; modules?: string[]; methodology?: string; maxSteps?: number; }
+export interface StepLimit { maxSteps: number; baseMaxSteps: number; factor: number; calibration?: Calibration; reason: string; }
+export interface PlannerRequest { task: string; modules?: string[]; methodology?: string; budget?: number; }
+export interface PlannerContext {
+  text: string; memoryIds: string[]; tokens: number; budget: number; omitted: string[];
+  calibrations: Calibration[]; warnings: string[];
+}
 export interface EngramError extends Error {
   code: "invalid_input" | "unauthorized" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable";
   violations: { field: string; problem: string }[];

@@ -39,7 +39,8 @@ mod sql;
 mod vector_index;
 
 pub use crate::agent::{
-    SessionContext, SessionStart, ToolOutput, ToolResultContext, STANDING_MEMORIES,
+    PlannerContext, PlannerRequest, SessionContext, SessionStart, ToolOutput, ToolResultContext,
+    STANDING_MEMORIES,
 };
 pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
@@ -64,7 +65,10 @@ pub use crate::search::{
     MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
 };
 pub use crate::vector_index::VECTOR_INDEX_MIN_MEMORIES;
-pub use engram_agent::{self as agent_loop, Injection, InjectionKind, StepRequest, ToolFormat};
+pub use engram_agent::{
+    self as agent_loop, Calibration, CalibrationSample, Injection, InjectionKind, StepLimit,
+    StepLimitRequest, StepRequest, ToolFormat,
+};
 pub use engram_core::{
     Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
     Visibility,

@@ -3,6 +3,7 @@
 //! for the agent to call. `engram-agent` decides what to look up and how it reads; this
 //! module looks it up.
 
+mod plan;
 mod session;
 mod tools;
 
@@ -12,6 +13,7 @@ use engram_core::{Memory, MemoryType, ValidationError};
 use engram_store::{Database, Statement, Value};
 use serde::{Deserialize, Serialize};
 
+pub use self::plan::{PlannerContext, PlannerRequest};
 pub use self::session::{SessionContext, SessionStart, STANDING_MEMORIES};
 pub use self::tools::ToolOutput;
 use crate::retrieve::json_array;

@@ -1,0 +1,387 @@
+//! Planning from memory (SPEC §7): task calibrations recorded as work units finish, the
+//! step limit they imply, and the planner's context.
+
+use engram_agent::plan::{
+    self, check_modules, step_limit, Calibration, CalibrationSample, StepLimit, StepLimitRequest,
+    PLANNER_SECTIONS,
+};
+use engram_core::{
+    MemoryRelation, MemorySource, MemoryType, NewMemory, RelationType, ValidationError,
+};
+use engram_retrieval::packing::pack_in_sections;
+use engram_retrieval::Candidate;
+use engram_store::{Database, Rows, Statement, StoreError, Value};
+use serde::{Deserialize, Serialize};
+
+use crate::retrieve::json_array;
+use crate::row::{memory_from_row, MEMORY_COLUMN_COUNT};
+use crate::search::{SearchQuery, MAX_BUDGET_TOKENS, MAX_QUERY_BYTES};
+use crate::sql::MEMORY_COLUMNS;
+use crate::{Engram, EngramError};
+
+/// The calibration totals of the named modules (`?1` project, `?2` methodology, `?3` JSON
+/// array of modules).
+const SELECT_CALIBRATIONS: &str = "SELECT module, methodology, samples, planned_steps, \
+actual_steps, memory_id FROM task_calibrations WHERE project_id = ?1 AND methodology = ?2 \
+AND module IN (SELECT value FROM json_each(?3))";
+
+/// Adds one work unit to a module's totals (`?1` project, `?2` module, `?3` methodology,
+/// `?4` planned, `?5` actual, `?6` the new memory, `?7` now): the arithmetic is the
+/// database's, so two runtimes reporting at once both count.
+const ADD_CALIBRATION_SAMPLE: &str = "INSERT INTO task_calibrations (project_id, module, \
+methodology, samples, planned_steps, actual_steps, memory_id, updated_at) \
+VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7) ON CONFLICT (project_id, module, methodology) DO UPDATE \
+SET samples = samples + 1, planned_steps = planned_steps + excluded.planned_steps, \
+actual_steps = actual_steps + excluded.actual_steps, memory_id = excluded.memory_id, \
+updated_at = excluded.updated_at";
+
+/// What a planner asks before it plans a task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlannerRequest {
+    /// The task to plan.
+    pub task: String,
+    /// The modules it works in: calibrations, dead ends, coupled files and outcomes are
+    /// theirs (without modules, the task's search alone decides and no calibration shows).
+    #[serde(default)]
+    pub modules: Vec<String>,
+    /// The methodology that plans it (default `native`), for its calibrations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub methodology: Option<String>,
+    /// Tokens the context may cost (default 2,500, the define phase's budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u32>,
+}
+
+impl PlannerRequest {
+    /// Parses a request from untrusted JSON, naming the failing field.
+    pub fn from_json(json: &str) -> Result<PlannerRequest, ValidationError> {
+        let request: PlannerRequest = engram_core::validate::from_json(json)?;
+        request.validate()?;
+        Ok(request)
+    }
+
+    /// Checks the request against engram's limits.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        if self.task.trim().is_empty() {
+            return Err(ValidationError::field("task", "must not be empty"));
+        }
+        if self.task.len() > MAX_QUERY_BYTES {
+            return Err(ValidationError::field(
+                "task",
+                format!(
+                    "is {} bytes; the limit is {MAX_QUERY_BYTES}",
+                    self.task.len()
+                ),
+            ));
+        }
+        check_modules(&self.modules)?;
+        if let Some(methodology) = &self.methodology {
+            StepLimitRequest {
+                base_max_steps: 1,
+                modules: Vec::new(),
+                methodology: Some(methodology.clone()),
+                max_steps: None,
+            }
+            .validate()?;
+        }
+        match self.budget {
+            Some(b) if b > MAX_BUDGET_TOKENS => Err(ValidationError::field(
+                "budget",
+                format!("must be at most {MAX_BUDGET_TOKENS} tokens, got {b}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn methodology(&self) -> &str {
+        self.methodology
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .unwrap_or(plan::DEFAULT_METHODOLOGY)
+    }
+}
+
+/// The planner's context: what memory says about planning the task, in sections.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannerContext {
+    /// The text for the planner's prompt, one section per kind of memory (empty when memory
+    /// holds nothing to say).
+    pub text: String,
+    /// The memories in it, in text order.
+    pub memory_ids: Vec<String>,
+    /// Tokens the text costs (estimated, never under cl100k's or o200k's count).
+    pub tokens: usize,
+    /// The budget it was packed into.
+    pub budget: usize,
+    /// Memories left out for lack of room, best first.
+    pub omitted: Vec<String>,
+    /// The calibrations of the task's modules, most overrun first: multiply estimates by
+    /// their ratio.
+    pub calibrations: Vec<Calibration>,
+    /// What went wrong on the way (a skipped dense path, say).
+    pub warnings: Vec<String>,
+}
+
+impl<D: Database> Engram<D> {
+    /// Records a finished work unit's planned and actual steps in its module: the module's
+    /// totals grow by one sample, and its `task_calibration` memory is replaced by one that
+    /// states the new ratio (the old one is forgotten, and the new one supersedes it). Two
+    /// round trips: the totals are read, then written with the memory in one transaction.
+    pub async fn record_calibration(
+        &self,
+        sample: &CalibrationSample,
+    ) -> Result<Calibration, EngramError> {
+        sample.validate()?;
+        let module = sample.module.trim();
+        let methodology = sample.methodology();
+        let rows = self
+            .single(self.calibration_lookup(methodology, &[module.to_owned()]))
+            .await?;
+        let (mut samples, mut planned, mut actual, mut previous) = (0, 0, 0, None);
+        if let Some(row) = rows.rows.first() {
+            let (old, memory) = calibration_from_row(row, 0)?;
+            samples = old.0;
+            planned = old.1;
+            actual = old.2;
+            previous = memory;
+        }
+        samples += 1;
+        planned += u64::from(sample.planned_steps);
+        actual += u64::from(sample.actual_steps);
+        let mut calibration =
+            Calibration::from_totals(module, methodology, samples, planned, actual);
+        let memory = NewMemory {
+            confidence: calibration.confidence(),
+            tags: vec!["task_calibration".to_owned(), methodology.to_owned()],
+            related_modules: vec![module.to_owned()],
+            source: MemorySource::ObserverInferred,
+            session_id: sample.session_id.clone(),
+            provenance_session_ids: sample.session_id.iter().cloned().collect(),
+            methodology: Some(methodology.to_owned()),
+            relations: previous
+                .iter()
+                .map(|id| MemoryRelation {
+                    target_memory_id: Some(id.clone()),
+                    target_file_path: None,
+                    relation_type: RelationType::Supersedes,
+                    confidence: 1.0,
+                    auto_extracted: true,
+                })
+                .collect(),
+            citation_text: Some(citation(module)),
+            ..NewMemory::new(MemoryType::TaskCalibration, calibration.text())
+        };
+        let (mut statements, remembered, _) = self.prepare_memories(vec![memory]).await?;
+        let id = remembered
+            .into_iter()
+            .next()
+            .map(|r| r.id)
+            .ok_or_else(|| StoreError::Decode("no memory prepared".into()))?;
+        let now = engram_core::time::rfc3339_from_millis(self.host.clock.now_millis());
+        if let Some(previous) = &previous {
+            // Forgotten first, so the new memory is the module's only live calibration.
+            let mut forget = self.forget_statements(previous, &now).to_vec();
+            forget.append(&mut statements);
+            statements = forget;
+        }
+        statements.push(Statement::with_params(
+            ADD_CALIBRATION_SAMPLE,
+            vec![
+                Value::from(self.config.project_id.as_str()),
+                Value::from(module),
+                Value::from(methodology),
+                Value::from(i64::from(sample.planned_steps)),
+                Value::from(i64::from(sample.actual_steps)),
+                Value::from(id.as_str()),
+                Value::from(now),
+            ],
+        ));
+        self.db.transaction(&statements).await?;
+        calibration.memory_id = Some(id);
+        Ok(calibration)
+    }
+
+    /// The step limit for a task (SPEC §7, seeds 000 §9): the runtime's base limit scaled by
+    /// how many steps work in the task's modules really takes against its plans (see
+    /// [`engram_agent::plan::step_limit`]). One round trip.
+    pub async fn step_limit(&self, request: &StepLimitRequest) -> Result<StepLimit, EngramError> {
+        request.validate()?;
+        let calibrations = if request.modules.is_empty() {
+            Vec::new()
+        } else {
+            let rows = self
+                .single(self.calibration_lookup(request.methodology(), &request.modules))
+                .await?;
+            calibrations_from(&rows, 0)?
+                .into_iter()
+                .map(|(c, _)| c)
+                .collect()
+        };
+        Ok(step_limit(request, &calibrations))
+    }
+
+    /// The planner's context (SPEC §7, seeds 000 §10): the calibrations of the task's
+    /// modules, their dead ends (constraints for the plan), coupled files (scope), recent
+    /// work-unit outcomes and the task's recipes, in sections packed into the budget. One
+    /// round trip for the calibrations (none without modules) and one per section's search.
+    pub async fn planner_context(
+        &self,
+        request: &PlannerRequest,
+    ) -> Result<PlannerContext, EngramError> {
+        request.validate()?;
+        let mut warnings = Vec::new();
+        let mut ranked: Vec<Candidate> = Vec::new();
+        let mut calibrations = Vec::new();
+        if !request.modules.is_empty() {
+            let statement = Statement::with_params(
+                format!(
+                    "SELECT {MEMORY_COLUMNS}, c.module, c.methodology, c.samples, \
+c.planned_steps, c.actual_steps, c.memory_id FROM task_calibrations c \
+JOIN memories m ON m.id = c.memory_id AND m.deprecated = 0 \
+WHERE c.project_id = ?1 AND c.methodology = ?2 \
+AND c.module IN (SELECT value FROM json_each(?3))"
+                ),
+                self.calibration_params(request.methodology(), &request.modules),
+            );
+            let rows = self.single(statement).await?;
+            let mut found = calibrations_from(&rows, MEMORY_COLUMN_COUNT)?
+                .into_iter()
+                .zip(&rows.rows)
+                .map(|((calibration, _), row)| Ok((calibration, memory_from_row(row)?)))
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            found.sort_by(|(a, _), (b, _)| {
+                b.ratio
+                    .total_cmp(&a.ratio)
+                    .then_with(|| a.module.cmp(&b.module))
+            });
+            found.truncate(PLANNER_SECTIONS[0].2 as usize);
+            for (calibration, memory) in found {
+                ranked.push(Candidate::new(memory));
+                calibrations.push(calibration);
+            }
+        }
+        for (memory_type, _, limit) in &PLANNER_SECTIONS[1..] {
+            let mut query = SearchQuery::new(request.task.as_str());
+            query.types = vec![*memory_type];
+            query.limit = *limit;
+            if *memory_type != MemoryType::WorkflowRecipe {
+                query.modules = request.modules.clone();
+            }
+            let found = self.search(&query).await?;
+            warnings.extend(found.warnings);
+            let mut hits: Vec<Candidate> = found
+                .hits
+                .into_iter()
+                .filter(|hit| !ranked.iter().any(|c| c.memory.id == hit.memory.id))
+                .map(|hit| Candidate::new(hit.memory))
+                .collect();
+            if *memory_type == MemoryType::WorkUnitOutcome {
+                // The latest outcomes first: what happened last is what the plan follows.
+                hits.sort_by(|a, b| b.memory.created_at.cmp(&a.memory.created_at));
+            }
+            ranked.extend(hits);
+        }
+        let sections: Vec<(MemoryType, &str)> =
+            PLANNER_SECTIONS.iter().map(|(t, h, _)| (*t, *h)).collect();
+        let packed = pack_in_sections(&ranked, &plan::planner_budget(request.budget), &sections);
+        Ok(PlannerContext {
+            memory_ids: packed.items.iter().map(|i| i.id.clone()).collect(),
+            text: packed.text,
+            tokens: packed.tokens,
+            budget: packed.budget,
+            omitted: packed.omitted,
+            calibrations,
+            warnings,
+        })
+    }
+
+    fn calibration_lookup(&self, methodology: &str, modules: &[String]) -> Statement {
+        Statement::with_params(
+            SELECT_CALIBRATIONS,
+            self.calibration_params(methodology, modules),
+        )
+    }
+
+    fn calibration_params(&self, methodology: &str, modules: &[String]) -> Vec<Value> {
+        let modules: Vec<String> = modules.iter().map(|m| m.trim().to_owned()).collect();
+        vec![
+            Value::from(self.config.project_id.as_str()),
+            Value::from(methodology),
+            json_array(&modules),
+        ]
+    }
+}
+
+/// Totals (samples, planned, actual) and the memory id of one calibration row, whose
+/// columns start at `at` (module, methodology, samples, planned, actual, memory id).
+type Totals = (u32, u64, u64);
+
+fn calibration_from_row(row: &[Value], at: usize) -> Result<(Totals, Option<String>), StoreError> {
+    let count = |i: usize, what: &str| -> Result<i64, StoreError> {
+        let value = row
+            .get(at + i)
+            .ok_or_else(|| StoreError::Decode(format!("calibration row lacks {what}")))?
+            .as_i64(what)?;
+        if value < 0 {
+            return Err(StoreError::Decode(format!("{what} is negative: {value}")));
+        }
+        Ok(value)
+    };
+    let samples = u32::try_from(count(2, "samples")?)
+        .map_err(|_| StoreError::Decode("samples out of range".into()))?;
+    let memory = match row.get(at + 5) {
+        Some(value) => value.as_opt_text("memory_id")?.map(str::to_owned),
+        None => None,
+    };
+    Ok((
+        (
+            samples,
+            count(3, "planned_steps")? as u64,
+            count(4, "actual_steps")? as u64,
+        ),
+        memory,
+    ))
+}
+
+fn calibrations_from(
+    rows: &Rows,
+    at: usize,
+) -> Result<Vec<(Calibration, Option<String>)>, StoreError> {
+    rows.rows
+        .iter()
+        .map(|row| {
+            let text = |i: usize, what: &str| -> Result<String, StoreError> {
+                row.get(at + i)
+                    .ok_or_else(|| StoreError::Decode(format!("calibration row lacks {what}")))?
+                    .as_text(what)
+                    .map(str::to_owned)
+            };
+            let ((samples, planned, actual), memory) = calibration_from_row(row, at)?;
+            let mut calibration = Calibration::from_totals(
+                &text(0, "module")?,
+                &text(1, "methodology")?,
+                samples,
+                planned,
+                actual,
+            );
+            calibration.memory_id = memory.clone();
+            Ok((calibration, memory))
+        })
+        .collect()
+}
+
+/// The citation chip of a module's calibration, within the 40 characters a chip may have.
+fn citation(module: &str) -> String {
+    let tail: String = module
+        .chars()
+        .rev()
+        .take(28)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("steps in {tail}")
+}
