@@ -278,7 +278,7 @@ pub fn step_limit(request: &StepLimitRequest, calibrations: &[Calibration]) -> S
         .iter()
         .filter(|c| {
             c.methodology == request.methodology()
-                && request.modules.contains(&c.module)
+                && request.modules.iter().any(|m| m.trim() == c.module)
                 && c.samples >= MIN_CALIBRATION_SAMPLES
         })
         .max_by(|a, b| a.ratio.total_cmp(&b.ratio));
@@ -322,14 +322,18 @@ is scaled by {factor:.2}{capped}",
     }
 }
 
-fn methodology_or_default(methodology: Option<&str>) -> &str {
+/// The methodology a request or sample names, or [`DEFAULT_METHODOLOGY`] when it names none
+/// (or only whitespace).
+pub fn methodology_or_default(methodology: Option<&str>) -> &str {
     methodology
         .map(str::trim)
         .filter(|m| !m.is_empty())
         .unwrap_or(DEFAULT_METHODOLOGY)
 }
 
-fn check_label(field: &str, value: &str) -> Result<(), ValidationError> {
+/// Checks a name a request carries (a module, a methodology, a session id): not empty, at
+/// most [`MAX_LABEL_CHARS`] characters.
+pub fn check_label(field: &str, value: &str) -> Result<(), ValidationError> {
     if value.trim().is_empty() {
         return Err(ValidationError::field(field, "must not be empty"));
     }

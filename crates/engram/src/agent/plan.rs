@@ -2,8 +2,8 @@
 //! step limit they imply, and the planner's context.
 
 use engram_agent::plan::{
-    self, check_modules, step_limit, Calibration, CalibrationSample, StepLimit, StepLimitRequest,
-    PLANNER_SECTIONS,
+    self, check_label, check_modules, step_limit, Calibration, CalibrationSample, StepLimit,
+    StepLimitRequest, PLANNER_SECTIONS,
 };
 use engram_core::{
     MemoryRelation, MemorySource, MemoryType, NewMemory, RelationType, ValidationError,
@@ -77,13 +77,7 @@ impl PlannerRequest {
         }
         check_modules(&self.modules)?;
         if let Some(methodology) = &self.methodology {
-            StepLimitRequest {
-                base_max_steps: 1,
-                modules: Vec::new(),
-                methodology: Some(methodology.clone()),
-                max_steps: None,
-            }
-            .validate()?;
+            check_label("methodology", methodology)?;
         }
         match self.budget {
             Some(b) if b > MAX_BUDGET_TOKENS => Err(ValidationError::field(
@@ -95,11 +89,7 @@ impl PlannerRequest {
     }
 
     fn methodology(&self) -> &str {
-        self.methodology
-            .as_deref()
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-            .unwrap_or(plan::DEFAULT_METHODOLOGY)
+        plan::methodology_or_default(self.methodology.as_deref())
     }
 }
 
@@ -315,10 +305,11 @@ AND c.module IN (SELECT value FROM json_each(?3))"
     }
 }
 
-/// Totals (samples, planned, actual) and the memory id of one calibration row, whose
-/// columns start at `at` (module, methodology, samples, planned, actual, memory id).
+/// A calibration row's work units, planned steps and actual steps.
 type Totals = (u32, u64, u64);
 
+/// The totals and the memory id of one calibration row, whose columns start at `at`
+/// (module, methodology, samples, planned, actual, memory id).
 fn calibration_from_row(row: &[Value], at: usize) -> Result<(Totals, Option<String>), StoreError> {
     let count = |i: usize, what: &str| -> Result<i64, StoreError> {
         let value = row
@@ -346,6 +337,8 @@ fn calibration_from_row(row: &[Value], at: usize) -> Result<(Totals, Option<Stri
     ))
 }
 
+/// Every calibration of `rows` (columns from `at`, as [`calibration_from_row`] reads them),
+/// with its memory id.
 fn calibrations_from(
     rows: &Rows,
     at: usize,
