@@ -170,22 +170,7 @@ pub async fn run<D: Database>(
                 budget,
             };
             let context = engram.session_context(&start).await?;
-            if json {
-                say!("{}", serde_json::to_string(&context).unwrap_or_default());
-                return Ok(());
-            }
-            for warning in &context.warnings {
-                eprintln!("warning: {warning}");
-            }
-            if !context.text.is_empty() {
-                say!("{}", context.text.trim_end());
-            }
-            summary(
-                context.memory_ids.len(),
-                context.tokens,
-                context.budget,
-                context.omitted.len(),
-            );
+            print_packed(serde_json::to_value(&context).unwrap_or_default(), json);
         }
         AgentCommand::Augment { request } => {
             let context =
@@ -254,31 +239,34 @@ pub async fn run<D: Database>(
                 budget,
             };
             let context = engram.planner_context(&request).await?;
-            if json {
-                say!("{}", serde_json::to_string(&context).unwrap_or_default());
-                return Ok(());
-            }
-            for warning in &context.warnings {
-                eprintln!("warning: {warning}");
-            }
-            if !context.text.is_empty() {
-                say!("{}", context.text.trim_end());
-            }
-            summary(
-                context.memory_ids.len(),
-                context.tokens,
-                context.budget,
-                context.omitted.len(),
-            );
+            print_packed(serde_json::to_value(&context).unwrap_or_default(), json);
         }
     }
     Ok(())
 }
 
-/// The line under a packed context: how much of the budget it took.
-fn summary(memories: usize, tokens: usize, budget: usize, omitted: usize) {
+/// Prints a packed context (a session start's or a planner's, as JSON): all of it with
+/// --json, or its warnings and text, and on stderr how much of the budget it took.
+fn print_packed(context: serde_json::Value, json: bool) {
+    if json {
+        say!("{context}");
+        return;
+    }
+    let count = |field: &str| context[field].as_u64().unwrap_or_default();
+    let listed = |field: &str| context[field].as_array().map_or(0, Vec::len);
+    for warning in context["warnings"].as_array().into_iter().flatten() {
+        eprintln!("warning: {}", warning.as_str().unwrap_or_default());
+    }
+    let text = context["text"].as_str().unwrap_or_default();
+    if !text.is_empty() {
+        say!("{}", text.trim_end());
+    }
+    let omitted = listed("omitted");
     eprintln!(
-        "{memories} memories, {tokens} of {budget} tokens{}",
+        "{} memories, {} of {} tokens{}",
+        listed("memoryIds"),
+        count("tokens"),
+        count("budget"),
         if omitted == 0 {
             String::new()
         } else {
