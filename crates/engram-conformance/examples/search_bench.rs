@@ -493,7 +493,7 @@ async fn agent_loop_rows<D: Database>(
         let started = Instant::now();
         let context = engram.session_context(&start).await.expect("session start");
         times[2].push(started.elapsed().as_secs_f64() * 1e3);
-        injected[2] += usize::from(!context.memory_ids.is_empty());
+        injected[2] += usize::from(!context.packed.memory_ids.is_empty());
     }
     let n = queries.len();
     let [augment, step, session] = times;
@@ -562,7 +562,7 @@ async fn planning_rows<D: Database>(size: usize, engram: &Engram<D>, queries: &[
         let started = Instant::now();
         let context = engram.planner_context(&request).await.expect("planner");
         plans.push(started.elapsed().as_secs_f64() * 1e3);
-        shown += context.memory_ids.len();
+        shown += context.packed.memory_ids.len();
     }
     let n = queries.len();
     row(

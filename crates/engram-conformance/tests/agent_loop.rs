@@ -259,7 +259,7 @@ async fn session<D: Database>(engram: &Engram<D>) -> Vec<String> {
         ..SessionStart::default()
     };
     let context = engram.session_context(&start).await.expect("session start");
-    let ids = names.of(&context.memory_ids);
+    let ids = names.of(&context.packed.memory_ids);
     for wanted in ["gotcha", "decision", "pref", "work"] {
         assert!(
             ids.contains(&wanted.to_owned()),
@@ -267,7 +267,7 @@ async fn session<D: Database>(engram: &Engram<D>) -> Vec<String> {
         );
     }
     assert!(!ids.contains(&"stale".to_owned()), "{ids:?}");
-    assert!(context.tokens <= context.budget);
+    assert!(context.packed.tokens <= context.packed.budget);
     seen.push(format!("{ids:?}"));
     let tight = engram
         .session_context(&SessionStart {
@@ -276,12 +276,15 @@ async fn session<D: Database>(engram: &Engram<D>) -> Vec<String> {
         })
         .await
         .expect("tight");
-    assert!(tight.tokens <= 60 && !tight.omitted.is_empty(), "{tight:?}");
+    assert!(
+        tight.packed.tokens <= 60 && !tight.packed.omitted.is_empty(),
+        "{tight:?}"
+    );
     let bare = engram
         .session_context(&SessionStart::default())
         .await
         .expect("no task");
-    let mut bare_ids = names.of(&bare.memory_ids);
+    let mut bare_ids = names.of(&bare.packed.memory_ids);
     bare_ids.sort();
     assert_eq!(bare_ids, ["decision", "pref", "work"]);
 
@@ -373,6 +376,20 @@ async fn the_agent_loop_agrees_over_http_and_on_a_file() {
     };
     remote.augment_tool_result(&bash).await.expect("augment");
     assert_eq!(transport.requests.get() - before, 0);
+
+    // A session start's context is one request: its two searches and the standing
+    // memories go together.
+    let before = transport.requests.get();
+    let context = remote
+        .session_context(&SessionStart {
+            task: Some("the migration fails on a locked database".into()),
+            modules: vec!["src/db".into()],
+            ..SessionStart::default()
+        })
+        .await
+        .expect("session start");
+    assert!(!context.packed.memory_ids.is_empty(), "{context:?}");
+    assert_eq!(transport.requests.get() - before, 1);
 }
 
 #[test]

@@ -166,13 +166,19 @@ async fn planning<D: Database>(engram: &Engram<D>) -> Vec<String> {
         budget: None,
     };
     let context = engram.planner_context(&request).await.expect("planner");
-    let ids: Vec<String> = context.memory_ids.iter().map(|id| name_of(id)).collect();
+    let ids: Vec<String> = context
+        .packed
+        .memory_ids
+        .iter()
+        .map(|id| name_of(id))
+        .collect();
     assert_eq!(ids, ["calibration", "dead", "couple", "outcome", "recipe"]);
-    assert!(context.tokens <= context.budget);
-    assert_eq!(context.budget, 2500);
+    assert!(context.packed.tokens <= context.packed.budget);
+    assert_eq!(context.packed.budget, 2500);
     assert_eq!(context.calibrations.len(), 1);
     assert_eq!(context.calibrations[0].ratio, 1.5);
     let headings: Vec<&str> = context
+        .packed
         .text
         .lines()
         .filter(|l| l.starts_with("## "))
@@ -197,12 +203,16 @@ async fn planning<D: Database>(engram: &Engram<D>) -> Vec<String> {
         })
         .await
         .expect("planner");
-    assert!(small.tokens <= 60, "{} tokens", small.tokens);
-    assert!(!small.omitted.is_empty());
-    assert_eq!(small.memory_ids.len() + small.omitted.len(), 5);
+    assert!(small.packed.tokens <= 60, "{} tokens", small.packed.tokens);
+    assert!(!small.packed.omitted.is_empty());
+    assert_eq!(
+        small.packed.memory_ids.len() + small.packed.omitted.len(),
+        5
+    );
     seen.push(format!(
         "{:?}",
         small
+            .packed
             .memory_ids
             .iter()
             .map(|id| name_of(id))
@@ -218,7 +228,12 @@ async fn planning<D: Database>(engram: &Engram<D>) -> Vec<String> {
         .await
         .expect("planner");
     assert!(open.calibrations.is_empty());
-    let open_ids: Vec<String> = open.memory_ids.iter().map(|id| name_of(id)).collect();
+    let open_ids: Vec<String> = open
+        .packed
+        .memory_ids
+        .iter()
+        .map(|id| name_of(id))
+        .collect();
     assert!(open_ids.contains(&"other-dead".to_owned()), "{open_ids:?}");
     assert!(!open_ids.contains(&"gotcha".to_owned()), "{open_ids:?}");
     seen.push(format!("{open_ids:?}"));
@@ -273,4 +288,17 @@ async fn planning_agrees_over_http_and_on_a_file() {
         .await
         .expect("record");
     assert_eq!(transport.requests.get() - before, 2);
+    // A planner's context is one request: the calibrations are read with the four
+    // sections' searches.
+    let before = transport.requests.get();
+    let context = remote
+        .planner_context(&PlannerRequest {
+            task: "speed up the migration of the db module".into(),
+            modules: vec!["src/db".into()],
+            ..PlannerRequest::default()
+        })
+        .await
+        .expect("planner");
+    assert!(!context.calibrations.is_empty(), "{context:?}");
+    assert_eq!(transport.requests.get() - before, 1);
 }

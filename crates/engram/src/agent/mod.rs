@@ -10,6 +10,7 @@ mod tools;
 use engram_agent::inject::{self, suffixes_of_all, Injection, InjectionKind, FILE_MEMORY_TYPES};
 use engram_agent::step::{self, StepRequest};
 use engram_core::{Memory, MemoryType, ValidationError};
+use engram_retrieval::packing::PackedContext;
 use engram_store::{Database, Statement, Value};
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,46 @@ use crate::row::memory_from_row;
 use crate::search::{SearchIntent, SearchQuery};
 use crate::sql::MEMORY_COLUMNS;
 use crate::{Engram, EngramError};
+
+/// A context packed for a prompt: its text, the memories in it and what it cost. A
+/// [`SessionContext`] and a [`PlannerContext`] carry one, its fields at their own top level
+/// in JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptContext {
+    /// The text for the prompt (empty when memory holds nothing to say).
+    pub text: String,
+    /// The memories in it, in text order: the ones to add to the session's shown set.
+    pub memory_ids: Vec<String>,
+    /// Tokens the text costs (estimated, never under cl100k's or o200k's count).
+    pub tokens: usize,
+    /// The budget it was packed into.
+    pub budget: usize,
+    /// Memories left out for lack of room, best first.
+    pub omitted: Vec<String>,
+}
+
+impl From<PackedContext> for PromptContext {
+    fn from(packed: PackedContext) -> Self {
+        PromptContext {
+            memory_ids: packed.items.iter().map(|i| i.id.clone()).collect(),
+            text: packed.text,
+            tokens: packed.tokens,
+            budget: packed.budget,
+            omitted: packed.omitted,
+        }
+    }
+}
+
+/// Adds the `found` warnings `warnings` does not hold yet: a context built from several
+/// searches says once that, say, its dense path was skipped.
+fn add_warnings(warnings: &mut Vec<String>, found: Vec<String>) {
+    for warning in found {
+        if !warnings.contains(&warning) {
+            warnings.push(warning);
+        }
+    }
+}
 
 /// Most memories one file lookup reads before the injection rules pick.
 const FILE_LOOKUP_ROWS: u32 = 64;

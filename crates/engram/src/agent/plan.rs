@@ -13,6 +13,7 @@ use engram_retrieval::Candidate;
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 use serde::{Deserialize, Serialize};
 
+use super::PromptContext;
 use crate::retrieve::json_array;
 use crate::row::{memory_from_row, MEMORY_COLUMN_COUNT};
 use crate::search::{SearchQuery, MAX_BUDGET_TOKENS, MAX_QUERY_BYTES};
@@ -97,17 +98,9 @@ impl PlannerRequest {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlannerContext {
-    /// The text for the planner's prompt, one section per kind of memory (empty when memory
-    /// holds nothing to say).
-    pub text: String,
-    /// The memories in it, in text order.
-    pub memory_ids: Vec<String>,
-    /// Tokens the text costs (estimated, never under cl100k's or o200k's count).
-    pub tokens: usize,
-    /// The budget it was packed into.
-    pub budget: usize,
-    /// Memories left out for lack of room, best first.
-    pub omitted: Vec<String>,
+    /// The packed text for the planner's prompt, one section per kind of memory.
+    #[serde(flatten)]
+    pub packed: PromptContext,
     /// The calibrations of the task's modules, most overrun first: multiply estimates by
     /// their ratio.
     pub calibrations: Vec<Calibration>,
@@ -216,17 +209,28 @@ impl<D: Database> Engram<D> {
     /// The planner's context (SPEC §7, seeds 000 §10): the calibrations of the task's
     /// modules, their dead ends (constraints for the plan), coupled files (scope), recent
     /// work-unit outcomes and the task's recipes, in sections packed into the budget. One
-    /// round trip for the calibrations (none without modules) and one per section's search.
+    /// round trip: the calibrations are read with the sections' searches.
     pub async fn planner_context(
         &self,
         request: &PlannerRequest,
     ) -> Result<PlannerContext, EngramError> {
         request.validate()?;
-        let mut warnings = Vec::new();
-        let mut ranked: Vec<Candidate> = Vec::new();
-        let mut calibrations = Vec::new();
-        if !request.modules.is_empty() {
-            let statement = Statement::with_params(
+        let queries: Vec<SearchQuery> = PLANNER_SECTIONS[1..]
+            .iter()
+            .map(|(memory_type, _, limit)| {
+                let mut query = SearchQuery::new(request.task.as_str());
+                query.types = vec![*memory_type];
+                query.limit = *limit;
+                if *memory_type != MemoryType::WorkflowRecipe {
+                    query.modules = request.modules.clone();
+                }
+                query
+            })
+            .collect();
+        let reads = if request.modules.is_empty() {
+            Vec::new()
+        } else {
+            vec![Statement::with_params(
                 format!(
                     "SELECT {MEMORY_COLUMNS}, c.module, c.methodology, c.samples, \
 c.planned_steps, c.actual_steps, c.memory_id FROM task_calibrations c \
@@ -235,9 +239,14 @@ WHERE c.project_id = ?1 AND c.methodology = ?2 \
 AND c.module IN (SELECT value FROM json_each(?3))"
                 ),
                 self.calibration_params(request.methodology(), &request.modules),
-            );
-            let rows = self.single(statement).await?;
-            let mut found = calibrations_from(&rows, MEMORY_COLUMN_COUNT)?
+            )]
+        };
+        let (answers, rows) = self.search_with(&queries, reads).await?;
+        let mut warnings = Vec::new();
+        let mut ranked: Vec<Candidate> = Vec::new();
+        let mut calibrations = Vec::new();
+        if let Some(rows) = rows.first() {
+            let mut found = calibrations_from(rows, MEMORY_COLUMN_COUNT)?
                 .into_iter()
                 .zip(&rows.rows)
                 .map(|((calibration, _), row)| Ok((calibration, memory_from_row(row)?)))
@@ -253,22 +262,15 @@ AND c.module IN (SELECT value FROM json_each(?3))"
                 calibrations.push(calibration);
             }
         }
-        for (memory_type, _, limit) in &PLANNER_SECTIONS[1..] {
-            let mut query = SearchQuery::new(request.task.as_str());
-            query.types = vec![*memory_type];
-            query.limit = *limit;
-            if *memory_type != MemoryType::WorkflowRecipe {
-                query.modules = request.modules.clone();
-            }
-            let found = self.search(&query).await?;
-            warnings.extend(found.warnings);
+        for (query, found) in queries.iter().zip(answers) {
+            crate::agent::add_warnings(&mut warnings, found.warnings);
             let mut hits: Vec<Candidate> = found
                 .hits
                 .into_iter()
                 .filter(|hit| !ranked.iter().any(|c| c.memory.id == hit.memory.id))
                 .map(|hit| Candidate::new(hit.memory))
                 .collect();
-            if *memory_type == MemoryType::WorkUnitOutcome {
+            if query.types == [MemoryType::WorkUnitOutcome] {
                 // The latest outcomes first: what happened last is what the plan follows.
                 hits.sort_by(|a, b| b.memory.created_at.cmp(&a.memory.created_at));
             }
@@ -276,13 +278,9 @@ AND c.module IN (SELECT value FROM json_each(?3))"
         }
         let sections: Vec<(MemoryType, &str)> =
             PLANNER_SECTIONS.iter().map(|(t, h, _)| (*t, *h)).collect();
-        let packed = pack_in_sections(&ranked, &plan::planner_budget(request.budget), &sections);
         Ok(PlannerContext {
-            memory_ids: packed.items.iter().map(|i| i.id.clone()).collect(),
-            text: packed.text,
-            tokens: packed.tokens,
-            budget: packed.budget,
-            omitted: packed.omitted,
+            packed: pack_in_sections(&ranked, &plan::planner_budget(request.budget), &sections)
+                .into(),
             calibrations,
             warnings,
         })

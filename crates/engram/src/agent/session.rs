@@ -5,9 +5,10 @@ use engram_agent::inject;
 use engram_core::{Memory, MemoryType, Phase, ValidationError};
 use engram_retrieval::packing::{pack, PackingBudget};
 use engram_retrieval::Candidate;
-use engram_store::{Database, Statement, Value};
+use engram_store::{Database, Rows, Statement, StoreError, Value};
 use serde::{Deserialize, Serialize};
 
+use super::PromptContext;
 use crate::row::memory_from_row;
 use crate::search::{SearchQuery, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES};
 use crate::sql::MEMORY_COLUMNS;
@@ -90,16 +91,10 @@ impl SessionStart {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionContext {
-    /// The text for the system prompt (empty when memory holds nothing to say).
-    pub text: String,
-    /// The memories in it, in text order: the session's first shown ids.
-    pub memory_ids: Vec<String>,
-    /// Tokens the text costs (estimated, never under cl100k's or o200k's count).
-    pub tokens: usize,
-    /// The budget it was packed into.
-    pub budget: usize,
-    /// Memories left out for lack of room, best first.
-    pub omitted: Vec<String>,
+    /// The packed text for the system prompt; its `memoryIds` are the session's first
+    /// shown ids.
+    #[serde(flatten)]
+    pub packed: PromptContext,
     /// What went wrong on the way (a skipped dense path, say).
     pub warnings: Vec<String>,
 }
@@ -109,25 +104,24 @@ impl<D: Database> Engram<D> {
     /// found for the task (and its files), memories of its modules, the project's standing
     /// preferences, requirements and decisions, and the latest work in progress, without
     /// memories that need review, packed into the phase's budget with per-type shares and
-    /// citation chips. One round trip, plus one per search (task, modules).
+    /// citation chips. One round trip: the standing memories are read with the searches.
     pub async fn session_context(
         &self,
         start: &SessionStart,
     ) -> Result<SessionContext, EngramError> {
         start.validate()?;
-        let mut warnings = Vec::new();
-        let mut ranked: Vec<Candidate> = Vec::new();
         let task = start
             .task
             .as_deref()
             .map(str::trim)
             .filter(|t| !t.is_empty());
+        let mut queries = Vec::new();
         if let Some(task) = task {
             let mut query = SearchQuery::new(task);
             query.limit = TASK_RESULTS;
             query.phase = start.phase;
             query.context.recent_files = start.files.clone();
-            self.gather(&query, &mut ranked, &mut warnings).await?;
+            queries.push(query);
         }
         if !start.modules.is_empty() {
             let text = task.map_or_else(|| start.modules.join(" "), str::to_owned);
@@ -135,9 +129,27 @@ impl<D: Database> Engram<D> {
             query.limit = MODULE_RESULTS;
             query.phase = start.phase;
             query.modules = start.modules.clone();
-            self.gather(&query, &mut ranked, &mut warnings).await?;
+            queries.push(query);
         }
-        for memory in self.standing_memories().await? {
+        let (answers, rows) = self
+            .search_with(&queries, vec![self.standing_statement()])
+            .await?;
+        let mut warnings = Vec::new();
+        let mut ranked: Vec<Candidate> = Vec::new();
+        for found in answers {
+            super::add_warnings(&mut warnings, found.warnings);
+            for hit in found.hits {
+                if !hit.memory.flags.needs_review
+                    && !ranked.iter().any(|c| c.memory.id == hit.memory.id)
+                {
+                    ranked.push(Candidate::new(hit.memory));
+                }
+            }
+        }
+        let standing = rows
+            .first()
+            .ok_or_else(|| StoreError::Protocol("no rows for the standing memories".into()))?;
+        for memory in self.standing_memories(standing)? {
             if !ranked.iter().any(|c| c.memory.id == memory.id) {
                 ranked.push(Candidate::new(memory));
             }
@@ -146,39 +158,15 @@ impl<D: Database> Engram<D> {
         if let Some(total) = start.budget {
             budget = budget.with_total(total as usize);
         }
-        let packed = pack(&ranked, &budget);
         Ok(SessionContext {
-            memory_ids: packed.items.iter().map(|i| i.id.clone()).collect(),
-            text: packed.text,
-            tokens: packed.tokens,
-            budget: packed.budget,
-            omitted: packed.omitted,
+            packed: pack(&ranked, &budget).into(),
             warnings,
         })
     }
 
-    /// Adds `query`'s hits that need no review to `ranked`, once each.
-    async fn gather(
-        &self,
-        query: &SearchQuery,
-        ranked: &mut Vec<Candidate>,
-        warnings: &mut Vec<String>,
-    ) -> Result<(), EngramError> {
-        let found = self.search(query).await?;
-        warnings.extend(found.warnings);
-        for hit in found.hits {
-            if !hit.memory.flags.needs_review
-                && !ranked.iter().any(|c| c.memory.id == hit.memory.id)
-            {
-                ranked.push(Candidate::new(hit.memory));
-            }
-        }
-        Ok(())
-    }
-
-    /// The project's standing memories, most trusted first (at most
-    /// [`STANDING_MEMORIES`]), then its most recent work in progress.
-    async fn standing_memories(&self) -> Result<Vec<Memory>, EngramError> {
+    /// The statement reading the project's standing memories (its most confident of each
+    /// standing type) and its latest work in progress.
+    fn standing_statement(&self) -> Statement {
         // Per type, its most confident rows through the (project, type, confidence) index,
         // so the cost does not grow with how many decisions a project holds; and the
         // latest work in progress through the (project, type) index. Both are named: left
@@ -208,8 +196,13 @@ WHERE {live} AND m.type = ?{} ORDER BY m.created_at DESC, m.id LIMIT 1)",
                 .chain([&MemoryType::WorkState])
                 .map(|t| Value::from(t.as_str())),
         );
-        let statement = Statement::with_params(parts.join(" UNION ALL "), params);
-        let rows = self.single(statement).await?;
+        Statement::with_params(parts.join(" UNION ALL "), params)
+    }
+
+    /// The project's standing memories in `rows` (the answer to
+    /// [`Engram::standing_statement`]), most trusted first (at most [`STANDING_MEMORIES`]),
+    /// then its most recent work in progress.
+    fn standing_memories(&self, rows: &Rows) -> Result<Vec<Memory>, EngramError> {
         let memories = rows
             .rows
             .iter()

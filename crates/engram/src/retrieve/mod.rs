@@ -1,21 +1,28 @@
 //! [`Engram::search`]: the retrieval pipeline of SPEC §6 on a database.
 //!
 //! One round trip fetches the keyword, dense and graph candidates and the file adjacency
-//! among them; ranking is `engram-retrieval`'s pure functions. Only HyDE (search intent,
-//! with a host LLM, when results are weak) makes a second round trip.
+//! among them — for one search or, with [`Engram::search_many`], for several; ranking is
+//! `engram-retrieval`'s pure functions. Only HyDE (search intent, with a host LLM, when
+//! results are weak) makes a second round trip.
 
+mod batch;
 mod keywords;
 mod resident;
 mod sql;
 
+/// What a candidate statement's answer updates besides the candidates: the resident sets
+/// it picked from.
+struct CandidateFetch {
+    dense_pick: bool,
+    keyword_pick: bool,
+}
+
 use engram_core::context::stored_memory_text;
 use engram_core::vector;
-use engram_retrieval::boost::{boost, FileAdjacency};
-use engram_retrieval::fusion::{fuse, CandidatePool, PathWeights};
-use engram_retrieval::packing::{pack, PackingBudget};
+use engram_retrieval::boost::FileAdjacency;
+use engram_retrieval::fusion::CandidatePool;
 use engram_retrieval::rerank::fuse_reranked;
-use engram_retrieval::select::wants_hyde;
-use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, PathKind};
+use engram_retrieval::{analyze, Candidate, PathKind};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 
 pub(crate) use self::keywords::ResidentKeywords;
@@ -26,7 +33,7 @@ use self::sql::{param, DenseSource, GraphInputs, Paths};
 use crate::capability::{hyde_prompt, Generate, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::embedding::Embedding;
 use crate::row::memory_from_row;
-use crate::search::{SearchHit, SearchMode, SearchQuery, SearchResponse, StageTimings};
+use crate::search::{SearchMode, SearchQuery, SearchResponse};
 use crate::{Engram, EngramError};
 
 pub(crate) use self::sql::INSERT_MEMORY_FILES;
@@ -83,156 +90,10 @@ impl<D: Database> Engram<D> {
     /// packing into a token budget. Every hit carries its score breakdown and the response
     /// its stage timings.
     pub async fn search(&self, query: &SearchQuery) -> Result<SearchResponse, EngramError> {
-        query.validate()?;
-        let clock = self.host.clock.as_ref();
-        let started = clock.now_micros();
-        let mut timings = StageTimings::default();
-        let mut warnings = Vec::new();
-
-        let analysis = analyze(&query.text, &query.context);
-        let mut mark = clock.now_micros();
-        timings.analysis = mark - started;
-
-        let mut query_vector = None;
-        if query.mode != SearchMode::Keyword {
-            match &self.embedding {
-                Some(embedder) => match embedder
-                    .embed(std::slice::from_ref(&analysis.dense_text), clock)
-                    .await
-                {
-                    Ok(mut vectors) => query_vector = vectors.pop(),
-                    Err(e) => warnings.push(format!("dense path skipped: {e}")),
-                },
-                None if query.mode == SearchMode::Dense => {
-                    warnings.push("dense path skipped: no embedder configured".into())
-                }
-                None => {}
-            }
-        }
-        let now = clock.now_micros();
-        timings.embed = now - mark;
-        mark = now;
-
-        let paths = self.paths(query, &analysis, query_vector.is_some());
-        let any_path = paths.keyword || query_vector.is_some() || paths.graph.any();
-        let (mut candidates, adjacency) = if any_path {
-            self.fetch_candidates(&paths, query, &analysis, query_vector.as_deref())
-                .await?
-        } else {
-            (CandidatePool::default(), FileAdjacency::default())
-        };
-        let now = clock.now_micros();
-        timings.candidates = now - mark;
-        mark = now;
-        let candidate_count = candidates.len();
-
-        let base_weights = PathWeights::for_type(analysis.query_type);
-        let now_millis = clock.now_millis();
-        let rank = |pool: CandidatePool| -> Vec<Candidate> {
-            let candidates = pool.into_candidates();
-            let weights = base_weights.adapted(analysis.query_type, &candidates);
-            let mut ranked = fuse(candidates, &weights);
-            if query.stages.boost {
-                ranked = boost(ranked, &adjacency);
-            }
-            ranked = scoring::score(ranked, query.phase, now_millis);
-            if query.stages.diversity {
-                ranked = diversity::mmr(diversity::dedupe(ranked));
-            }
-            ranked
-        };
-        let mut ranked = rank(std::mem::take(&mut candidates));
-        let now = clock.now_micros();
-        timings.ranking = now - mark;
-        mark = now;
-
-        if query.stages.rerank {
-            if let Some(reranker) = &self.reranker {
-                ranked = self
-                    .rerank(reranker.as_ref(), &query.text, ranked, &mut warnings)
-                    .await;
-            }
-        }
-        let now = clock.now_micros();
-        timings.rerank = now - mark;
-        mark = now;
-
-        // Relevance reads a candidate's words: worked out only where HyDE or selection
-        // looks (see `select::select`).
-        let relevance = |c: &Candidate| scoring::relevance(&analysis.tokens, c);
-        let mut hyde = false;
-        // HyDE needs a host LLM and an embedder; only then is it worth asking whether the
-        // results are weak (which reads their words).
-        let hyde_capabilities = match (&self.llm, &self.embedding) {
-            (Some(llm), Some(embedder))
-                if query.intent == Mode::Search
-                    && query.stages.hyde
-                    && query.mode != SearchMode::Keyword =>
-            {
-                Some((llm, embedder))
-            }
-            _ => None,
-        };
-        if let Some((llm, embedder)) = hyde_capabilities.filter(|_| wants_hyde(&ranked, relevance))
-        {
-            match self
-                .hyde_candidates(llm.as_ref(), embedder, query, &analysis)
-                .await?
-            {
-                Ok(extra) => {
-                    ranked = rank(with_extra_dense(std::mem::take(&mut ranked), extra));
-                    hyde = true;
-                }
-                Err(warning) => warnings.push(warning),
-            }
-        }
-        let now = clock.now_micros();
-        timings.hyde = now - mark;
-        mark = now;
-
-        let selection = select::select(ranked, query.intent, query.limit as usize, relevance);
-        for id in &selection.stale {
-            warnings.push(format!(
-                "memory {id} needs review: its code changed since it was written"
-            ));
-        }
-        let packed = match (query.budget, query.phase) {
-            (None, None) => None,
-            (budget, phase) => {
-                let mut plan = PackingBudget::for_phase(phase);
-                if let Some(total) = budget {
-                    plan = plan.with_total(total as usize);
-                }
-                Some(pack(&selection.results, &plan))
-            }
-        };
-        let now = clock.now_micros();
-        timings.packing = now - mark;
-        timings.total = now - started;
-
-        let hits = selection
-            .results
-            .into_iter()
-            .map(|c| SearchHit {
-                score: c.breakdown.score,
-                memory: c.memory,
-                breakdown: c.breakdown,
-            })
-            .collect();
-        Ok(SearchResponse {
-            hits,
-            query_type: analysis.query_type,
-            tokens: analysis.tokens,
-            emphasized: analysis.emphasized,
-            identifiers: analysis.identifiers,
-            enriched_with: analysis.enriched_with,
-            candidates: candidate_count,
-            packed,
-            empty_reason: selection.empty_reason,
-            hyde,
-            timings,
-            warnings,
-        })
+        self.search_many(std::slice::from_ref(query))
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Protocol("no answer for the search".into()).into())
     }
 
     /// The query plan (SQLite's `EXPLAIN QUERY PLAN` lines) of the candidate statement
@@ -418,9 +279,8 @@ impl<D: Database> Engram<D> {
         }
     }
 
-    /// Runs the candidate statement for `paths`, in one round trip. With resident vectors,
-    /// passes the ids they rank best and applies the vector changes the statement returns
-    /// (the statement itself accounts for changes the set had not seen).
+    /// Runs the candidate statement for `paths`, in one round trip (HyDE's second
+    /// search; [`Engram::search_many`] sends its statements together).
     async fn fetch_candidates(
         &self,
         paths: &Paths<'_>,
@@ -428,6 +288,20 @@ impl<D: Database> Engram<D> {
         analysis: &engram_retrieval::QueryAnalysis,
         vector: Option<&[f32]>,
     ) -> Result<(CandidatePool, FileAdjacency), EngramError> {
+        let (statement, fetch) = self.candidate_fetch(paths, query, analysis, vector);
+        let rows = first_rows(self.db.pipeline(std::slice::from_ref(&statement)).await?)?;
+        self.take_candidates(&fetch, &rows)
+    }
+
+    /// The candidate statement for `paths`. With resident vectors or keywords, it passes
+    /// the ids they rank best (and asks for the changes they have not seen).
+    fn candidate_fetch(
+        &self,
+        paths: &Paths<'_>,
+        query: &SearchQuery,
+        analysis: &engram_retrieval::QueryAnalysis,
+        vector: Option<&[f32]>,
+    ) -> (Statement, CandidateFetch) {
         let pick = match (&paths.dense, vector, &self.resident) {
             (DenseSource::Resident, Some(v), Some(resident)) => Some(DensePick::from(
                 &resident.borrow(),
@@ -457,12 +331,26 @@ impl<D: Database> Engram<D> {
                 keyword_pick.as_ref(),
             ),
         );
-        let rows = first_rows(self.db.pipeline(&[statement]).await?)?;
-        let decoded = decode_candidates(&rows)?;
-        if let (Some(_), Some(resident)) = (pick, &self.resident) {
+        let fetch = CandidateFetch {
+            dense_pick: pick.is_some(),
+            keyword_pick: keyword_pick.is_some(),
+        };
+        (statement, fetch)
+    }
+
+    /// The candidates in a candidate statement's `rows`; applies the vector and text
+    /// changes they carry to the resident sets the statement picked from (changes a set
+    /// has already seen are skipped, so several answers may carry the same ones).
+    fn take_candidates(
+        &self,
+        fetch: &CandidateFetch,
+        rows: &Rows,
+    ) -> Result<(CandidatePool, FileAdjacency), EngramError> {
+        let decoded = decode_candidates(rows)?;
+        if let (true, Some(resident)) = (fetch.dense_pick, &self.resident) {
             resident.borrow_mut().apply(decoded.vector_changes);
         }
-        if let (Some(_), Some(resident)) = (keyword_pick, &self.resident_keywords) {
+        if let (true, Some(resident)) = (fetch.keyword_pick, &self.resident_keywords) {
             resident.borrow_mut().apply(decoded.text_changes);
         }
         Ok((decoded.pool, decoded.adjacency))
