@@ -62,23 +62,21 @@ def _run_step(engram, step, ids):
             _expect_error(error, step["expectError"])
             return
         assert error is None, f"unexpected error {error}"
-        got = [h["memory"]["id"] for h in value["hits"]]
-        if "count" in expect:
-            assert len(got) == expect["count"], f"{len(got)} hits, expected {expect['count']}"
-        if "first" in expect:
-            assert got and got[0] == ids.get(expect["first"]), f"first hit {got[:1]}, expected {expect['first']}"
-        for name in expect.get("contains", []):
-            assert ids.get(name) in got, f"{name} missing"
-        for name in expect.get("excludes", []):
-            assert ids.get(name) not in got, f"{name} should be absent"
-        if "order" in expect:
-            want = [ids.get(name) for name in expect["order"]]
-            assert got == want, f"order {got}, expected {expect['order']}"
-        for key, want in expect.get("response", {}).items():
-            assert value.get(key) == want, f"response {key}: {value.get(key)}, expected {want}"
-        if "packedAtMost" in expect:
-            tokens = (value.get("packed") or {}).get("tokens")
-            assert tokens is not None and tokens <= expect["packedAtMost"], f"packed tokens {tokens}"
+        _check_search(value, expect, ids)
+    elif op == "searchMany":
+        value, error = _attempt(lambda: engram.search_many(step["input"]))
+        if "expectError" in step:
+            assert error is not None, "expected an error"
+            _expect_error(error, step["expectError"])
+            return
+        assert error is None, f"unexpected error {error}"
+        each = expect.get("each", [])
+        assert len(value) == len(each), f"{len(value)} answers, expected {len(each)}"
+        for i, (answer, want) in enumerate(zip(value, each)):
+            try:
+                _check_search(answer, want, ids)
+            except AssertionError as e:
+                raise AssertionError(f"answer {i}: {e}") from None
     elif op == "get":
         memory_id = step.get("literalId") or ids.get(step["id"])
         memory = engram.get(memory_id)
@@ -102,6 +100,28 @@ def _run_step(engram, step, ids):
         _run_agent_step(engram, step, ids)
     else:
         raise AssertionError(f"unknown op {op}")
+
+
+def _check_search(value, expect, ids):
+    """One search answer against a step's expectations: count, first, contains, excludes,
+    order (memory names), response fields and packedAtMost."""
+    got = [h["memory"]["id"] for h in value["hits"]]
+    if "count" in expect:
+        assert len(got) == expect["count"], f"{len(got)} hits, expected {expect['count']}"
+    if "first" in expect:
+        assert got and got[0] == ids.get(expect["first"]), f"first hit {got[:1]}, expected {expect['first']}"
+    for name in expect.get("contains", []):
+        assert ids.get(name) in got, f"{name} missing"
+    for name in expect.get("excludes", []):
+        assert ids.get(name) not in got, f"{name} should be absent"
+    if "order" in expect:
+        want = [ids.get(name) for name in expect["order"]]
+        assert got == want, f"order {got}, expected {expect['order']}"
+    for key, want in expect.get("response", {}).items():
+        assert value.get(key) == want, f"response {key}: {value.get(key)}, expected {want}"
+    if "packedAtMost" in expect:
+        tokens = (value.get("packed") or {}).get("tokens")
+        assert tokens is not None and tokens <= expect["packedAtMost"], f"packed tokens {tokens}"
 
 
 def _run_agent_step(engram, step, ids):

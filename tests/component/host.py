@@ -59,6 +59,7 @@ class ComponentHost:
             self.funcs[name] = self.instance.get_func(self.store, index)
         for name in ["[static]engram.open", "[static]engram.open-with-model",
                      "[method]engram.remember", "[method]engram.search",
+                     "[method]engram.search-many",
                      "[method]engram.get", "[method]engram.forget", "[method]engram.embed-pending",
                      "[method]engram.load-resident-vectors",
                      "[method]engram.load-resident-keywords",
@@ -180,6 +181,10 @@ class ComponentEngram:
         if isinstance(query, str):
             query = {"text": query}
         return json.loads(self.host.call("[method]engram.search", self.handle, json.dumps(query)))
+
+    def search_many(self, queries):
+        text = json.dumps(queries)
+        return json.loads(self.host.call("[method]engram.search-many", self.handle, text))
 
     def get(self, memory_id):
         found = self.host.call("[method]engram.get", self.handle, memory_id)

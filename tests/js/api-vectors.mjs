@@ -81,22 +81,26 @@ async function runStep(engram, step, ids) {
         return;
       }
       check(!result.error, () => `unexpected error: ${result.error?.message}`);
-      const got = result.value.hits.map((h) => h.memory.id);
-      if (expect.count !== undefined) check(got.length === expect.count, () => `${got.length} hits, expected ${expect.count}`);
-      if (expect.first !== undefined) check(got[0] === named(expect.first), () => `first hit ${got[0]}, expected ${expect.first}`);
-      for (const name of expect.contains ?? []) check(got.includes(named(name)), () => `${name} missing`);
-      for (const name of expect.excludes ?? []) check(!got.includes(named(name)), () => `${name} should be absent`);
-      if (expect.order) {
-        const want = expect.order.map(named);
-        check(JSON.stringify(got) === JSON.stringify(want), () => `order ${got}, expected ${expect.order}`);
+      checkSearch(result.value, expect, named);
+      return;
+    }
+    case "searchMany": {
+      const result = await attempt(() => engram.searchMany(step.input));
+      if (step.expectError) {
+        check(result.error, () => `expected an error, got ${result.value?.length} answers`);
+        expectError(result.error, step.expectError);
+        return;
       }
-      for (const [key, want] of Object.entries(expect.response ?? {})) {
-        check(JSON.stringify(result.value[key]) === JSON.stringify(want), () => `response ${key}: ${JSON.stringify(result.value[key])}, expected ${JSON.stringify(want)}`);
-      }
-      if (expect.packedAtMost !== undefined) {
-        const tokens = result.value.packed?.tokens;
-        check(tokens !== undefined && tokens <= expect.packedAtMost, () => `packed tokens ${tokens}, expected at most ${expect.packedAtMost}`);
-      }
+      check(!result.error, () => `unexpected error: ${result.error?.message}`);
+      const each = expect.each ?? [];
+      check(result.value.length === each.length, () => `${result.value.length} answers, expected ${each.length}`);
+      each.forEach((want, i) => {
+        try {
+          checkSearch(result.value[i], want, named);
+        } catch (e) {
+          throw new Error(`answer ${i}: ${e.message}`);
+        }
+      });
       return;
     }
     case "get": {
@@ -122,6 +126,27 @@ async function runStep(engram, step, ids) {
       return runAgentStep(engram, step, ids);
     default:
       throw new Error(`unknown op ${step.op}`);
+  }
+}
+
+// One search answer against a step's expectations: `count`, `first`, `contains`,
+// `excludes`, `order` (memory names), `response` fields and `packedAtMost`.
+function checkSearch(value, expect, named) {
+  const got = value.hits.map((h) => h.memory.id);
+  if (expect.count !== undefined) check(got.length === expect.count, () => `${got.length} hits, expected ${expect.count}`);
+  if (expect.first !== undefined) check(got[0] === named(expect.first), () => `first hit ${got[0]}, expected ${expect.first}`);
+  for (const name of expect.contains ?? []) check(got.includes(named(name)), () => `${name} missing`);
+  for (const name of expect.excludes ?? []) check(!got.includes(named(name)), () => `${name} should be absent`);
+  if (expect.order) {
+    const want = expect.order.map(named);
+    check(JSON.stringify(got) === JSON.stringify(want), () => `order ${got}, expected ${expect.order}`);
+  }
+  for (const [key, want] of Object.entries(expect.response ?? {})) {
+    check(JSON.stringify(value[key]) === JSON.stringify(want), () => `response ${key}: ${JSON.stringify(value[key])}, expected ${JSON.stringify(want)}`);
+  }
+  if (expect.packedAtMost !== undefined) {
+    const tokens = value.packed?.tokens;
+    check(tokens !== undefined && tokens <= expect.packedAtMost, () => `packed tokens ${tokens}, expected at most ${expect.packedAtMost}`);
   }
 }
 

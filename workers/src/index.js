@@ -1,6 +1,6 @@
-// engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/get, /v1/forget,
-// /v1/embed-pending, and the agent loop's /v1/tools, /v1/tool, /v1/session-context,
-// /v1/augment, /v1/step, /v1/calibration, /v1/step-limit and /v1/plan.
+// engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/search-many, /v1/get,
+// /v1/forget, /v1/embed-pending, and the agent loop's /v1/tools, /v1/tool,
+// /v1/session-context, /v1/augment, /v1/step, /v1/calibration, /v1/step-limit and /v1/plan.
 //
 // The tenant is the request's bearer token, forwarded as the auth token of the libSQL
 // database at env.LIBSQL_URL; the project is the `x-engram-project` header (default
@@ -87,6 +87,7 @@ async function readJson(request) {
 const routes = {
   "/v1/remember": async (engram, body) => json(await engram.remember(body), 201),
   "/v1/search": async (engram, body) => json(await engram.search(body)),
+  "/v1/search-many": async (engram, body) => json(await engram.searchMany(body)),
   "/v1/get": async (engram, body) => {
     const memory = await engram.get(String(body?.id ?? ""));
     return memory ? json(memory) : failure("not_found", "no memory with that id");

@@ -57,6 +57,7 @@ function client(projectId, token = TOKEN) {
   return {
     remember: (memory) => call("remember", memory),
     search: (query) => call("search", typeof query === "string" ? { text: query } : query),
+    searchMany: (queries) => call("search-many", queries),
     get: async (id) => {
       try {
         return await call("get", { id });

@@ -219,6 +219,11 @@ impl GuestEngram for EngramResource {
         to_json(&response)
     }
 
+    fn search_many(&self, queries_json: String) -> Result<String, Error> {
+        let queries = SearchQuery::list_from_json(&queries_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.search_many(&queries))?)
+    }
+
     fn call_tool(&self, name: String, arguments_json: String) -> Result<String, Error> {
         to_json(&run(self.inner.call_tool(&name, &arguments_json))?)
     }

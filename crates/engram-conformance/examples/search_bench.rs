@@ -92,11 +92,9 @@ fn corpus(n: usize, vocab: &[String]) -> Vec<NewMemory> {
                 text.push(format!("{a}_{b}"));
             }
             let mut m = NewMemory::new(types[rng.below(types.len())], text.join(" "));
-            m.related_files = vec![format!(
-                "src/mod{}/file{}.rs",
-                rng.below(40),
-                rng.below(500)
-            )];
+            let module = format!("src/mod{}", rng.below(40));
+            m.related_files = vec![format!("{module}/file{}.rs", rng.below(500))];
+            m.related_modules = vec![module];
             m
         })
         .collect()
@@ -294,6 +292,56 @@ async fn measure_over(
     let (p, stages) = measure(engram, queries).await;
     let trips = (client.transport().requests.get() - before) as f64 / queries.len() as f64;
     (p, stages, trips)
+}
+
+/// A session start's context and a planner's context over HTTP, one of each per query
+/// (the session with its task, a module and a file; the planner with two modules): p50 /
+/// p95 in ms and the HTTP requests each took.
+async fn contexts_over(
+    size: usize,
+    client: &HranaClient<CountingTransport>,
+    engram: &Engram<&HranaClient<CountingTransport>>,
+    queries: &[String],
+) {
+    let module = |i: usize| format!("src/mod{}", i % 40);
+    let (mut sessions, mut plans) = (Vec::new(), Vec::new());
+    let (mut session_trips, mut plan_trips) = (0, 0);
+    for (i, q) in queries.iter().enumerate() {
+        let start = SessionStart {
+            task: Some(q.clone()),
+            modules: vec![module(i)],
+            files: vec![format!("src/file{}.rs", i % 50)],
+            ..SessionStart::default()
+        };
+        let before = client.transport().requests.get();
+        let started = Instant::now();
+        engram.session_context(&start).await.expect("session start");
+        sessions.push(started.elapsed().as_secs_f64() * 1e3);
+        session_trips += client.transport().requests.get() - before;
+        let request = PlannerRequest {
+            task: q.clone(),
+            modules: vec![module(i), module(i + 1)],
+            ..PlannerRequest::default()
+        };
+        let before = client.transport().requests.get();
+        let started = Instant::now();
+        engram.planner_context(&request).await.expect("planner");
+        plans.push(started.elapsed().as_secs_f64() * 1e3);
+        plan_trips += client.transport().requests.get() - before;
+    }
+    let n = queries.len().max(1) as f64;
+    row(
+        size,
+        "  agent: session context over HTTP",
+        percentiles(sessions),
+        &format!("{:.2} round trips each", session_trips as f64 / n),
+    );
+    row(
+        size,
+        "  agent: planner context over HTTP",
+        percentiles(plans),
+        &format!("{:.2} round trips each", plan_trips as f64 / n),
+    );
 }
 
 /// Searches until the resident set stops growing (it loads at most 4,096 vectors per
@@ -874,6 +922,7 @@ async fn main() {
                         "{trips:.2} round trips per search; {stages}; loading took {searches} searches, {load:.0} ms"
                     ),
                 );
+                contexts_over(size, &client, &engram, &queries).await;
             }
         }
 

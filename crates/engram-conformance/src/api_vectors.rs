@@ -99,50 +99,29 @@ async fn run_step<D: Database>(
                 (Err(e), Some(want)) => return expect_error(&e, want),
                 (Err(e), None) => return Err(format!("unexpected error: {e}")),
             };
-            let got: Vec<&str> = response.hits.iter().map(|h| h.memory.id.as_str()).collect();
-            let named = |n: &Json| {
-                ids.get(n.as_str().unwrap_or_default())
-                    .cloned()
-                    .unwrap_or_default()
-            };
-            if let Some(n) = expect["count"].as_u64() {
-                check(got.len() as u64 == n, || {
-                    format!("{} hits, expected {n}", got.len())
-                })?;
-            }
-            if let Some(first) = expect.get("first") {
-                let id = named(first);
-                check(got.first() == Some(&id.as_str()), || {
-                    format!("first hit {:?}, expected {first} ({id})", got.first())
-                })?;
-            }
-            for name in expect["contains"].as_array().into_iter().flatten() {
-                let id = named(name);
-                check(got.contains(&id.as_str()), || {
-                    format!("{name} missing from {got:?}")
-                })?;
-            }
-            for name in expect["excludes"].as_array().into_iter().flatten() {
-                let id = named(name);
-                check(!got.contains(&id.as_str()), || {
-                    format!("{name} should not be in {got:?}")
-                })?;
-            }
-            if let Some(order) = expect["order"].as_array() {
-                let want: Vec<String> = order.iter().map(named).collect();
-                check(got == want, || format!("order {got:?}, expected {order:?}"))?;
-            }
             let json = serde_json::to_value(&response).map_err(|e| e.to_string())?;
-            for (key, want) in expect["response"].as_object().into_iter().flatten() {
-                check(&json[key] == want, || {
-                    format!("response {key}: got {}, expected {want}", json[key])
-                })?;
-            }
-            if let Some(most) = expect["packedAtMost"].as_u64() {
-                let tokens = json["packed"]["tokens"].as_u64();
-                check(tokens.is_some_and(|t| t <= most), || {
-                    format!("packed tokens {tokens:?}, expected at most {most}")
-                })?;
+            check_search(&json, expect, ids)
+        }
+        "searchMany" => {
+            let result = match SearchQuery::list_from_json(&step["input"].to_string()) {
+                Ok(queries) => engram.search_many(&queries).await,
+                Err(e) => Err(e.into()),
+            };
+            let responses = match (result, step.get("expectError")) {
+                (Ok(r), None) => r,
+                (Ok(r), Some(_)) => {
+                    return Err(format!("expected an error, got {} answers", r.len()))
+                }
+                (Err(e), Some(want)) => return expect_error(&e, want),
+                (Err(e), None) => return Err(format!("unexpected error: {e}")),
+            };
+            let each = expect["each"].as_array().cloned().unwrap_or_default();
+            check(responses.len() == each.len(), || {
+                format!("{} answers, expected {}", responses.len(), each.len())
+            })?;
+            for (i, (response, want)) in responses.iter().zip(&each).enumerate() {
+                let json = serde_json::to_value(response).map_err(|e| e.to_string())?;
+                check_search(&json, want, ids).map_err(|e| format!("answer {i}: {e}"))?;
             }
             Ok(())
         }
@@ -193,6 +172,61 @@ async fn run_step<D: Database>(
         "agent" => agent_step(engram, step, ids).await,
         other => Err(format!("unknown op {other:?}")),
     }
+}
+
+/// Checks one search answer (as JSON) against a step's expectations: `count`, `first`,
+/// `contains`, `excludes`, `order` (memory names), `response` fields and `packedAtMost`.
+fn check_search(json: &Json, expect: &Json, ids: &HashMap<String, String>) -> Result<(), String> {
+    let got: Vec<&str> = json["hits"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| h["memory"]["id"].as_str().unwrap_or_default())
+        .collect();
+    let named = |n: &Json| {
+        ids.get(n.as_str().unwrap_or_default())
+            .cloned()
+            .unwrap_or_default()
+    };
+    if let Some(n) = expect["count"].as_u64() {
+        check(got.len() as u64 == n, || {
+            format!("{} hits, expected {n}", got.len())
+        })?;
+    }
+    if let Some(first) = expect.get("first") {
+        let id = named(first);
+        check(got.first() == Some(&id.as_str()), || {
+            format!("first hit {:?}, expected {first} ({id})", got.first())
+        })?;
+    }
+    for name in expect["contains"].as_array().into_iter().flatten() {
+        let id = named(name);
+        check(got.contains(&id.as_str()), || {
+            format!("{name} missing from {got:?}")
+        })?;
+    }
+    for name in expect["excludes"].as_array().into_iter().flatten() {
+        let id = named(name);
+        check(!got.contains(&id.as_str()), || {
+            format!("{name} should not be in {got:?}")
+        })?;
+    }
+    if let Some(order) = expect["order"].as_array() {
+        let want: Vec<String> = order.iter().map(named).collect();
+        check(got == want, || format!("order {got:?}, expected {order:?}"))?;
+    }
+    for (key, want) in expect["response"].as_object().into_iter().flatten() {
+        check(&json[key] == want, || {
+            format!("response {key}: got {}, expected {want}", json[key])
+        })?;
+    }
+    if let Some(most) = expect["packedAtMost"].as_u64() {
+        let tokens = json["packed"]["tokens"].as_u64();
+        check(tokens.is_some_and(|t| t <= most), || {
+            format!("packed tokens {tokens:?}, expected at most {most}")
+        })?;
+    }
+    Ok(())
 }
 
 fn step_id(step: &Json, ids: &HashMap<String, String>) -> Result<String, String> {

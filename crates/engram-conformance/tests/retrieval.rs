@@ -59,7 +59,7 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
     // and the vector change log are reached by index; only the exact fallback, `allv`,
     // scans, behind a LIMIT that is 0 unless needed.)
     let stored = [
-        "m", "mf", "n", "nfrom", "nto", "ge", "l", "co", "v", "e", "c", "ce", "cm", "k",
+        "m", "mf", "n", "nfrom", "nto", "ge", "l", "co", "v", "e", "c", "ce", "cm", "k", "nl",
     ];
     let mut resident = open_engram(&db)
         .await
@@ -76,12 +76,16 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
     ] {
         let mut query = SearchQuery::new(text);
         query.context.recent_files = vec!["src/users.ts".into()];
-        // With filters, every path's filter holds more conditions (and subqueries).
-        let mut filtered = query.clone();
-        filtered.types = vec![engram::MemoryType::Gotcha];
-        filtered.exclude_ids = vec!["m-0".into()];
-        filtered.files = vec!["src/users.ts".into()];
-        for query in [query, filtered] {
+        // With filters, every path's filter holds more conditions (and subqueries), and
+        // the exact forms may start from the memories of a type, a file or a module.
+        let mut typed = query.clone();
+        typed.types = vec![engram::MemoryType::Gotcha];
+        typed.exclude_ids = vec!["m-0".into()];
+        let mut filed = typed.clone();
+        filed.files = vec!["src/users.ts".into()];
+        let mut moduled = query.clone();
+        moduled.modules = vec!["src/users".into()];
+        for query in [query, typed, filed, moduled] {
             let plan = engram.search_plan(&query).await.expect("plan");
             assert!(plan.iter().any(|l| l.contains("memories_fts")), "{plan:#?}");
             // FTS5 gets the project's rowid bounds with the MATCH (`M…><` in its plan).
@@ -95,9 +99,19 @@ async fn the_candidate_statement_reaches_every_table_by_index() {
                     "{line}"
                 );
             }
-            if !query.types.is_empty() {
-                // The typed forms find the type's keyword rows by memory.
+            let narrowed =
+                !(query.types.is_empty() && query.files.is_empty() && query.modules.is_empty());
+            if narrowed {
+                // The narrowed forms find their memories' keyword rows by memory.
                 assert!(plan.iter().any(|l| l.starts_with("SEARCH k ")), "{plan:#?}");
+            }
+            if !(query.files.is_empty() && query.modules.is_empty()) {
+                // A file's or a module's memories come from its index.
+                assert!(
+                    plan.iter()
+                        .any(|l| l.starts_with("SEARCH nl USING PRIMARY KEY (project_id=? AND ")),
+                    "{plan:#?}"
+                );
             }
             if engram.uses_resident_vectors() {
                 assert!(plan.iter().any(|l| l.starts_with("SEARCH e ")), "{plan:#?}");

@@ -241,6 +241,28 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "task calibrations and keyword rows by memory",
         statements: PLANNING_AND_KEYWORD_ROWS,
     },
+    Migration {
+        version: 12,
+        name: "memories by module",
+        statements: MEMORY_MODULES,
+    },
+];
+
+/// Version 12: each memory under each of its modules, as `memory_files` holds it under each
+/// of its files, so a search filtered by module starts from the module's memories instead
+/// of scoring every keyword match and vector of the project and keeping the module's (a
+/// session start's module search and three of a planner's four sections filter by
+/// module). Memories written before this version are mapped once.
+const MEMORY_MODULES: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS memory_modules (
+  project_id TEXT NOT NULL,
+  module     TEXT NOT NULL,
+  memory_id  TEXT NOT NULL,
+  PRIMARY KEY (project_id, module, memory_id)
+) WITHOUT ROWID",
+    "INSERT OR IGNORE INTO memory_modules (project_id, module, memory_id) \
+SELECT m.project_id, d.value, m.id FROM memories m, json_each(m.related_modules) d \
+WHERE m.deprecated = 0",
 ];
 
 /// Version 11: how many steps work in each module took against its plans (seeds 000 §9),

@@ -53,6 +53,19 @@ impl ValidationError {
         }
     }
 
+    /// The same violations, their fields inside `prefix` (an entry of a list, `[2]`):
+    /// `text` becomes `[2].text`, `tags[1]` becomes `[2].tags[1]`, the root `[2]`.
+    pub fn within(mut self, prefix: &str) -> Self {
+        for violation in &mut self.violations {
+            violation.field = match violation.field.as_str() {
+                "" | "(root)" => prefix.to_owned(),
+                field if field.starts_with('[') => format!("{prefix}{field}"),
+                field => format!("{prefix}.{field}"),
+            };
+        }
+        self
+    }
+
     /// The first offending field.
     pub fn first_field(&self) -> &str {
         self.violations

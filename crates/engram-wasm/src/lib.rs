@@ -152,6 +152,26 @@ impl EngramHandle {
         })
     }
 
+    /// Runs several searches (at most 16, each a query or its text) with one database round
+    /// trip for all of them; resolves to one response per query, in order, each what
+    /// `search` answers for it.
+    #[wasm_bindgen(js_name = searchMany, unchecked_return_type = "Promise<SearchResponse[]>")]
+    pub fn search_many(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(SearchQuery | string)[]")] queries: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let queries = SearchQuery::list_from_json(&types::stringify(&queries, "queries")?)
+                .map_err(|e| to_js_error(&e.into()))?;
+            let responses = inner
+                .search_many(&queries)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&responses)
+        })
+    }
+
     /// Embeds up to `batch` memories that lack a vector of the current model; resolves to
     /// `{ embedded, remaining }`.
     #[wasm_bindgen(js_name = embedPending, unchecked_return_type = "Promise<{ embedded: number; remaining: number }>")]

@@ -372,6 +372,16 @@ impl<D: Database> Engram<D> {
                     ],
                 ));
             }
+            if !memory.related_modules.is_empty() {
+                statements.push(Statement::with_params(
+                    crate::retrieve::INSERT_MEMORY_MODULES,
+                    vec![
+                        Value::from(self.config.project_id.as_str()),
+                        Value::from(id.as_str()),
+                        json_text(&memory.related_modules),
+                    ],
+                ));
+            }
             let embedding_model = match (vector, &self.embedding) {
                 (Some(v), Some(embedding)) => {
                     statements.extend(embedding_statements(&id, &v, embedding, &now));

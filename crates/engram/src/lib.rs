@@ -62,7 +62,7 @@ pub use crate::host::{OsEntropy, SystemClock};
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::search::{
     SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings, Stages,
-    MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
+    MAX_BATCH_QUERIES, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
 };
 pub use crate::vector_index::VECTOR_INDEX_MIN_MEMORIES;
 pub use engram_agent::{

@@ -13,6 +13,8 @@ pub const MAX_SEARCH_LIMIT: u32 = 50;
 pub const MAX_QUERY_BYTES: usize = 16 * 1024;
 /// Most entries in any list filter (files, modules, ids, context lists).
 pub const MAX_FILTER_ENTRIES: usize = 256;
+/// Most queries one [`Engram::search_many`](crate::Engram::search_many) takes.
+pub const MAX_BATCH_QUERIES: usize = 16;
 /// Largest packing budget, in tokens.
 pub const MAX_BUDGET_TOKENS: u32 = 200_000;
 
@@ -145,6 +147,33 @@ impl SearchQuery {
         engram_core::validate::from_json(json)
     }
 
+    /// Parses a batch for [`Engram::search_many`](crate::Engram::search_many) from
+    /// untrusted JSON: an array of at most [`MAX_BATCH_QUERIES`] queries, each a query
+    /// object or its text alone. Names the failing entry and field (`[2].limit`).
+    pub fn list_from_json(json: &str) -> Result<Vec<Self>, ValidationError> {
+        let items: Vec<serde_json::Value> = engram_core::validate::from_json(json)?;
+        check_batch(items.len())?;
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                serde_json::Value::String(text) => Ok(SearchQuery::new(text)),
+                other => SearchQuery::from_json(&other.to_string())
+                    .map_err(|e| e.within(&format!("[{i}]"))),
+            })
+            .collect()
+    }
+
+    /// Checks a batch of queries: at most [`MAX_BATCH_QUERIES`], each within engram's
+    /// limits (a violation names its entry, `[2].text`).
+    pub fn validate_batch(queries: &[SearchQuery]) -> Result<(), ValidationError> {
+        check_batch(queries.len())?;
+        for (i, query) in queries.iter().enumerate() {
+            query.validate().map_err(|e| e.within(&format!("[{i}]")))?;
+        }
+        Ok(())
+    }
+
     /// Whether the query keeps only some types, files, modules or scopes (each a filter
     /// that may drop any memory; exclusions and the confidence floor are not counted).
     pub(crate) fn narrows_by_attribute(&self) -> bool {
@@ -215,6 +244,17 @@ impl SearchQuery {
         }
         Ok(())
     }
+}
+
+/// At most [`MAX_BATCH_QUERIES`] queries in a batch.
+fn check_batch(count: usize) -> Result<(), ValidationError> {
+    if count > MAX_BATCH_QUERIES {
+        return Err(ValidationError::field(
+            "(root)",
+            format!("must have at most {MAX_BATCH_QUERIES} queries, got {count}"),
+        ));
+    }
+    Ok(())
 }
 
 /// One search result.

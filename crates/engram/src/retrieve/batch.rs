@@ -34,11 +34,13 @@ impl<D: Database> Engram<D> {
     /// `queries`; their `embed` and `candidates` timings are the shared call's and round
     /// trip's. Only HyDE and the reranker, where they run, cost a query more.
     ///
-    /// One invalid query fails the whole batch before anything runs.
+    /// At most [`MAX_BATCH_QUERIES`](crate::MAX_BATCH_QUERIES) queries; one invalid query
+    /// fails the whole batch before anything runs, its error naming the entry (`[2].text`).
     pub async fn search_many(
         &self,
         queries: &[SearchQuery],
     ) -> Result<Vec<SearchResponse>, EngramError> {
+        SearchQuery::validate_batch(queries)?;
         Ok(self.search_with(queries, Vec::new()).await?.0)
     }
 

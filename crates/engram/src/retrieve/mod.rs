@@ -29,14 +29,14 @@ pub(crate) use self::keywords::ResidentKeywords;
 use self::keywords::{IndexedText, KeywordPick, MatchTerms, TextChange};
 pub(crate) use self::resident::Resident;
 use self::resident::{DensePick, PickSize, VectorChange};
-use self::sql::{param, DenseSource, GraphInputs, Paths};
+use self::sql::{param, DenseSource, GraphInputs, Narrow, Paths};
 use crate::capability::{hyde_prompt, Generate, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::embedding::Embedding;
 use crate::row::memory_from_row;
 use crate::search::{SearchMode, SearchQuery, SearchResponse};
 use crate::{Engram, EngramError};
 
-pub(crate) use self::sql::INSERT_MEMORY_FILES;
+pub(crate) use self::sql::{INSERT_MEMORY_FILES, INSERT_MEMORY_MODULES};
 
 /// The pool HyDE ranks again: every path hit of the ranked candidates, and the dense hits
 /// of the hypothetical answer's `extra` pool beside them.
@@ -90,8 +90,10 @@ impl<D: Database> Engram<D> {
     /// packing into a token budget. Every hit carries its score breakdown and the response
     /// its stage timings.
     pub async fn search(&self, query: &SearchQuery) -> Result<SearchResponse, EngramError> {
-        self.search_many(std::slice::from_ref(query))
+        query.validate()?;
+        self.search_with(std::slice::from_ref(query), Vec::new())
             .await?
+            .0
             .pop()
             .ok_or_else(|| StoreError::Protocol("no answer for the search".into()).into())
     }
@@ -195,7 +197,15 @@ impl<D: Database> Engram<D> {
             },
             adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
             filters: query.narrows_by_attribute() || !query.exclude_ids.is_empty(),
-            types: !query.types.is_empty(),
+            narrow: if !query.files.is_empty() {
+                Narrow::Files
+            } else if !query.modules.is_empty() {
+                Narrow::Modules
+            } else if !query.types.is_empty() {
+                Narrow::Types
+            } else {
+                Narrow::None
+            },
         }
     }
 

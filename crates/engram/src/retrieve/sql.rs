@@ -106,59 +106,89 @@ pub(crate) struct Paths<'a> {
     pub adjacency: bool,
     /// The query filters by type, file, module or scope, or excludes ids.
     pub filters: bool,
-    /// The query filters by type: the exact forms may walk that type's memories instead.
-    pub types: bool,
+    /// The filter whose memories the exact forms may start from instead.
+    pub narrow: Narrow,
 }
 
-/// Most memories of the filtered types for which the exact forms start from those memories
-/// instead of from every keyword match or every vector of the project: the keyword form
-/// still walks the matches, but works out BM25 and looks up a memory only for the type's
-/// keyword rows; the dense form scores the type's vectors alone. A rare type (the
-/// planner's recipes, a tool call's `types: ["dead_end"]`) was otherwise answered by scoring
-/// everything. Measured on the benchmark's corpus (a planner context is four such
-/// searches): with 2,000 memories of the type among 10K, 12.5 ms against 17.5 for the
-/// general forms; with 20,000 among 100K, 201 ms against 136, as collecting and checking
-/// that many rows costs more than it saves.
-pub(crate) const TYPED_SCAN_MAX: usize = 4096;
+/// A filter the exact forms can start from, through an index of its memories: files (each
+/// memory under each of its files in `memory_files`), modules (`memory_modules`) or types
+/// (the (project, type, confidence) index). A query with several starts from the first of
+/// these, the one that usually holds fewest memories; the rest of its filters apply to
+/// those memories as to any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Narrow {
+    /// No such filter: the exact forms start from every match or vector.
+    None,
+    /// `?FILES`.
+    Files,
+    /// `?MODULES`.
+    Modules,
+    /// `?TYPES`.
+    Types,
+}
 
-/// The filtered types' memories (`typed`, at most [`TYPED_SCAN_MAX`] + 1, through the
-/// (project, type, confidence) index) when the query filters by type; `typed_small` holds
-/// whether that is all of them, and decides between the typed and the general exact forms;
-/// `typedk` adds each one's keyword rowid.
-fn typed_ctes(paths: &Paths<'_>, filter: &str) -> String {
+/// Most memories a narrowing filter ([`Narrow`]) may select for the exact forms to start
+/// from those memories instead of from every keyword match or every vector of the project:
+/// the keyword form still walks the matches, but works out BM25 and looks up a memory only
+/// for the selected memories' keyword rows; the dense form scores their vectors alone. A
+/// rare type (the planner's recipes, a tool call's `types: ["dead_end"]`) or a module's
+/// memories were otherwise answered by scoring everything. Measured on the benchmark's
+/// corpus with a type filter (a planner context is four such searches): with 2,000
+/// memories of the type among 10K, 12.5 ms against 17.5 for the general forms; with 20,000
+/// among 100K, 201 ms against 136, as collecting and checking that many rows costs more
+/// than it saves.
+pub(crate) const NARROW_SCAN_MAX: usize = 4096;
+
+/// The memories of the narrowing filter that pass every filter (`narrow`, at most
+/// [`NARROW_SCAN_MAX`] + 1, through the filter's index); `narrow_small` holds whether that
+/// is all of them, and decides between the narrowed and the general exact forms; `narrowk`
+/// adds each one's keyword rowid.
+fn narrow_ctes(paths: &Paths<'_>, filter: &str) -> String {
     use param::*;
-    if !paths.types {
-        return String::new();
-    }
+    let listed = |table: &str, column: &str, list: usize| {
+        format!(
+            "(SELECT DISTINCT nl.memory_id AS id FROM {table} nl WHERE nl.project_id = ?{PROJECT} \
+AND nl.{column} IN (SELECT value FROM json_each(?{list}))) s CROSS JOIN memories m ON m.id = s.id \
+WHERE"
+        )
+    };
+    let from = match paths.narrow {
+        Narrow::None => return String::new(),
+        Narrow::Files => listed("memory_files", "path", FILES),
+        Narrow::Modules => listed("memory_modules", "module", MODULES),
+        Narrow::Types => format!(
+            "memories m INDEXED BY idx_memories_type_conf WHERE m.project_id = ?{PROJECT} \
+AND m.type IN (SELECT value FROM json_each(?{TYPES})) AND"
+        ),
+    };
     format!(
-        "typed AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM memories m \
-INDEXED BY idx_memories_type_conf WHERE m.project_id = ?{PROJECT} \
-AND m.type IN (SELECT value FROM json_each(?{TYPES})) AND {filter} LIMIT {}), \
-typed_small AS MATERIALIZED (SELECT count(*) <= {TYPED_SCAN_MAX} AS yes FROM typed), \
-typedk AS MATERIALIZED (SELECT k.keyword_rowid AS kr FROM typed t \
+        "narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM {from} {filter} \
+LIMIT {}), \
+narrow_small AS MATERIALIZED (SELECT count(*) <= {NARROW_SCAN_MAX} AS yes FROM narrow), \
+narrowk AS MATERIALIZED (SELECT k.keyword_rowid AS kr FROM narrow t \
 CROSS JOIN memory_keyword_rows k ON k.memory_id = t.id), ",
-        TYPED_SCAN_MAX + 1
+        NARROW_SCAN_MAX + 1
     )
 }
 
 /// `general(limit)`, an exact form ordered by metric under `LIMIT limit`, or, when the
-/// query filters by type and that type is small, `typed(limit)`, the same rows found from
-/// the type's memories. Both arms are written, each under a LIMIT that is 0 unless it is the
+/// query has a narrowing filter that selects few memories, `narrowed(limit)`, the same rows
+/// found from those memories. Both arms are written, each under a LIMIT that is 0 unless it is the
 /// one to run: SQLite tests a LIMIT before the loop, where a `WHERE` on a constant did not
 /// spare the sorted subquery below it its scan.
-fn typed_or_general(
+fn narrowed_or_general(
     paths: &Paths<'_>,
     limit: usize,
-    typed: impl Fn(&str) -> String,
+    narrowed: impl Fn(&str) -> String,
     general: impl Fn(&str) -> String,
 ) -> String {
-    if !paths.types {
+    if paths.narrow == Narrow::None {
         return general(&format!("?{limit} + 0"));
     }
-    let small = "(SELECT yes FROM typed_small)";
+    let small = "(SELECT yes FROM narrow_small)";
     format!(
         "SELECT rid, metric FROM ({}) UNION ALL SELECT rid, metric FROM ({})",
-        typed(&format!("CASE WHEN {small} THEN ?{limit} ELSE 0 END")),
+        narrowed(&format!("CASE WHEN {small} THEN ?{limit} ELSE 0 END")),
         general(&format!("CASE WHEN {small} THEN 0 ELSE ?{limit} END")),
     )
 }
@@ -285,10 +315,10 @@ kwexpr AS MATERIALIZED (SELECT coalesce(\
             fast_or_exact(
                 "kw",
                 "kwfast",
-                &typed_or_general(
+                &narrowed_or_general(
                     paths,
                     KEYWORD_LIMIT,
-                    // One FTS5 cursor over the matches, keeping the type's keyword rows
+                    // One FTS5 cursor over the matches, keeping the narrowed memories' keyword rows
                     // (`+rowid`: a rowid constraint handed to FTS5 would open a cursor,
                     // and compute BM25's statistics, per row), so BM25 is worked out and a
                     // memory looked up only for those.
@@ -296,7 +326,7 @@ kwexpr AS MATERIALIZED (SELECT coalesce(\
                         format!(
                             "SELECT m.rowid AS rid, g.metric AS metric FROM (\
 SELECT memory_id, {BM25} AS metric FROM memories_fts \
-WHERE memories_fts MATCH ?{MATCH} AND {in_range} AND +rowid IN (SELECT kr FROM typedk)) g \
+WHERE memories_fts MATCH ?{MATCH} AND {in_range} AND +rowid IN (SELECT kr FROM narrowk)) g \
 CROSS JOIN memories m ON m.id = g.memory_id ORDER BY metric DESC, m.id LIMIT {limit}"
                         )
                     },
@@ -328,15 +358,15 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT {limit}"
     // joins the picked ones only if not picked already: a UNION would build a table of
     // every id per search, where the NOT IN list is built only when something changed.
     // Written only for the paths that read it: the statement is built on every search.
-    let typed_scan = |limit: &str| {
+    let narrowed_scan = |limit: &str| {
         format!(
             "SELECT t.rid AS rid, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
-FROM typed t CROSS JOIN memory_embeddings e ON e.memory_id = t.id \
+FROM narrow t CROSS JOIN memory_embeddings e ON e.memory_id = t.id \
 WHERE e.model_id = ?{MODEL} AND e.dims = ?{DIMS} ORDER BY metric DESC, t.id LIMIT {limit}"
         )
     };
     let exact_scan = || {
-        typed_or_general(paths, DENSE_LIMIT, typed_scan, |limit| {
+        narrowed_or_general(paths, DENSE_LIMIT, narrowed_scan, |limit| {
             format!(
                 "SELECT m.rowid AS rid, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
 FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
@@ -365,7 +395,7 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT ?{DENSE_LIMIT} + 0), {}, ",
         DenseSource::Resident => {
             // The fallback: every vector of the model, in the compound's later arm (see
             // the keyword path).
-            let exact_fallback = typed_or_general(paths, DENSE_LIMIT, typed_scan, |limit| {
+            let exact_fallback = narrowed_or_general(paths, DENSE_LIMIT, narrowed_scan, |limit| {
                 format!(
                     "SELECT m.rowid AS rid, g.metric AS metric FROM (\
 SELECT allv.memory_id AS memory_id, \
@@ -442,9 +472,9 @@ FROM ({}) tc",
     } else {
         String::new()
     };
-    let typed_ctes = typed_ctes(paths, &filter);
+    let narrow_ctes = narrow_ctes(paths, &filter);
     format!(
-        "WITH {typed_ctes}{keyword_ctes}{dense_ctes}{graph_ctes}{adjacency}\
+        "WITH {narrow_ctes}{keyword_ctes}{dense_ctes}{graph_ctes}{adjacency}\
 SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
 SELECT 'keyword' AS kind, rid, metric, RANK() OVER (ORDER BY metric DESC) AS rank FROM kw \
 UNION ALL \
@@ -609,7 +639,12 @@ pub(crate) fn vector_changes() -> String {
     )
 }
 
-/// Records a memory's related files for the graph path (`?1` project, `?2` memory id,
-/// `?3` JSON array of paths).
+/// Records a memory's related files for the graph path and file-filtered searches (`?1`
+/// project, `?2` memory id, `?3` JSON array of paths).
 pub(crate) const INSERT_MEMORY_FILES: &str = "INSERT OR IGNORE INTO memory_files \
 (project_id, path, memory_id) SELECT ?1, value, ?2 FROM json_each(?3)";
+
+/// Records a memory's modules for module-filtered searches (`?1` project, `?2` memory id,
+/// `?3` JSON array of modules).
+pub(crate) const INSERT_MEMORY_MODULES: &str = "INSERT OR IGNORE INTO memory_modules \
+(project_id, module, memory_id) SELECT ?1, value, ?2 FROM json_each(?3)";
