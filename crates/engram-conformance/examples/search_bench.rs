@@ -592,6 +592,7 @@ async fn planning_rows<D: Database>(size: usize, engram: &Engram<D>, queries: &[
         "120 work units in 40 modules",
     );
     let (mut limits, mut plans, mut scaled, mut shown) = (Vec::new(), Vec::new(), 0, 0);
+    let (mut moduled, mut moduled_shown) = (Vec::new(), 0);
     for (i, q) in queries.iter().enumerate() {
         let request = StepLimitRequest {
             base_max_steps: 20,
@@ -611,6 +612,14 @@ async fn planning_rows<D: Database>(size: usize, engram: &Engram<D>, queries: &[
         let context = engram.planner_context(&request).await.expect("planner");
         plans.push(started.elapsed().as_secs_f64() * 1e3);
         shown += context.packed.memory_ids.len();
+        let request = PlannerRequest {
+            modules: vec![module(i), module(i + 1)],
+            ..request
+        };
+        let started = Instant::now();
+        let context = engram.planner_context(&request).await.expect("planner");
+        moduled.push(started.elapsed().as_secs_f64() * 1e3);
+        moduled_shown += context.packed.memory_ids.len();
     }
     let n = queries.len();
     row(
@@ -624,6 +633,15 @@ async fn planning_rows<D: Database>(size: usize, engram: &Engram<D>, queries: &[
         "agent: planner context",
         percentiles(plans),
         &format!("{:.1} memories each", shown as f64 / n.max(1) as f64),
+    );
+    row(
+        size,
+        "agent: planner context, 2 modules",
+        percentiles(moduled),
+        &format!(
+            "{:.1} memories each",
+            moduled_shown as f64 / n.max(1) as f64
+        ),
     );
 }
 

@@ -52,8 +52,9 @@ async fn fill<D: Database>(engram: &Engram<D>) {
 }
 
 /// Each hit's id, score and path metrics, for the query filtered by type, by file, by
-/// module, and by the confidence floor (the general forms' answer, last).
-async fn four_ways<D: Database>(engram: &Engram<D>, mode: SearchMode) -> [Vec<String>; 4] {
+/// module, by all three (the statement then starts from the shortest list), and by the
+/// confidence floor (the general forms' answer, last).
+async fn five_ways<D: Database>(engram: &Engram<D>, mode: SearchMode) -> [Vec<String>; 5] {
     let mut query = SearchQuery::new("upload queue worker retries");
     query.mode = mode;
     query.limit = 10;
@@ -63,12 +64,16 @@ async fn four_ways<D: Database>(engram: &Engram<D>, mode: SearchMode) -> [Vec<St
     by_file.files = vec!["notes/dead-ends.md".into()];
     let mut by_module = query.clone();
     by_module.modules = vec!["notes".into()];
+    let mut by_all = by_type.clone();
+    by_all.files = by_file.files.clone();
+    by_all.modules = by_module.modules.clone();
     let mut by_confidence = query;
     by_confidence.min_confidence = Some(0.9);
-    let mut answers: [Vec<String>; 4] = Default::default();
-    for (answer, query) in answers
-        .iter_mut()
-        .zip([by_type, by_file, by_module, by_confidence])
+    let mut answers: [Vec<String>; 5] = Default::default();
+    for (answer, query) in
+        answers
+            .iter_mut()
+            .zip([by_type, by_file, by_module, by_all, by_confidence])
     {
         let found = engram.search(&query).await.expect("search");
         *answer = found
@@ -94,26 +99,27 @@ async fn a_narrow_filter_is_searched_through_its_own_memories() {
         .with_embedder(Box::new(FakeWordEmbedder));
     fill(&engram).await;
     for mode in [SearchMode::Keyword, SearchMode::Dense, SearchMode::Hybrid] {
-        let [by_type, by_file, by_module, general] = four_ways(&engram, mode).await;
+        let [by_type, by_file, by_module, by_all, general] = five_ways(&engram, mode).await;
         assert_eq!(general.len(), 6, "{mode:?}: {general:#?}");
         assert_eq!(by_type, general, "{mode:?} by type");
         assert_eq!(by_file, general, "{mode:?} by file");
         assert_eq!(by_module, general, "{mode:?} by module");
+        assert_eq!(by_all, general, "{mode:?} by all three");
     }
     let mut resident = open_engram(&db)
         .await
         .with_embedder(Box::new(FakeWordEmbedder));
     resident.enable_resident_vectors().expect("resident");
     resident.load_resident_vectors().await.expect("load");
-    let [by_type, by_file, by_module, general] = four_ways(&resident, SearchMode::Dense).await;
-    assert_eq!(general.len(), 6, "{general:#?}");
-    assert_eq!(by_type, general);
-    assert_eq!(by_file, general);
-    assert_eq!(by_module, general);
+    let answers = five_ways(&resident, SearchMode::Dense).await;
+    assert_eq!(answers[4].len(), 6, "{answers:#?}");
+    for narrowed in &answers[..4] {
+        assert_eq!(narrowed, &answers[4]);
+    }
 
     // The narrowed forms are the ones that answered: a dead end whose keyword row is not
     // on record is invisible to them, and still found by the general form.
-    let [by_type, ..] = four_ways(&engram, SearchMode::Keyword).await;
+    let [by_type, ..] = five_ways(&engram, SearchMode::Keyword).await;
     let hidden = by_type[0].split(' ').next().expect("id").to_owned();
     db.transaction(&[engram_store::Statement::with_params(
         "DELETE FROM memory_keyword_rows WHERE memory_id = ?1",
@@ -121,8 +127,9 @@ async fn a_narrow_filter_is_searched_through_its_own_memories() {
     )])
     .await
     .expect("unrecord");
-    let [by_type, by_file, by_module, general] = four_ways(&engram, SearchMode::Keyword).await;
-    for narrowed in [&by_type, &by_file, &by_module] {
+    let [by_type, by_file, by_module, by_all, general] =
+        five_ways(&engram, SearchMode::Keyword).await;
+    for narrowed in [&by_type, &by_file, &by_module, &by_all] {
         assert_eq!(narrowed.len(), 5, "{narrowed:#?}");
         assert!(narrowed.iter().all(|h| !h.starts_with(&hidden)));
     }

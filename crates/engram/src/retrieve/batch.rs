@@ -32,7 +32,8 @@ impl<D: Database> Engram<D> {
     /// trip, however many sections it has. The distinct query texts are embedded in one
     /// call. Each answer is what [`Engram::search`] returns for its query, in the order of
     /// `queries`; their `embed` and `candidates` timings are the shared call's and round
-    /// trip's. Only HyDE and the reranker, where they run, cost a query more.
+    /// trip's, and `total` runs from the batch's start to the answer's. Only HyDE and the
+    /// reranker, where they run, cost a query more.
     ///
     /// At most [`MAX_BATCH_QUERIES`](crate::MAX_BATCH_QUERIES) queries; one invalid query
     /// fails the whole batch before anything runs, its error naming the entry (`[2].text`).

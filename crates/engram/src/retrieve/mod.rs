@@ -197,14 +197,10 @@ impl<D: Database> Engram<D> {
             },
             adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
             filters: query.narrows_by_attribute() || !query.exclude_ids.is_empty(),
-            narrow: if !query.files.is_empty() {
-                Narrow::Files
-            } else if !query.modules.is_empty() {
-                Narrow::Modules
-            } else if !query.types.is_empty() {
-                Narrow::Types
-            } else {
-                Narrow::None
+            narrow: Narrow {
+                files: !query.files.is_empty(),
+                modules: !query.modules.is_empty(),
+                types: !query.types.is_empty(),
             },
         }
     }

@@ -106,28 +106,35 @@ pub(crate) struct Paths<'a> {
     pub adjacency: bool,
     /// The query filters by type, file, module or scope, or excludes ids.
     pub filters: bool,
-    /// The filter whose memories the exact forms may start from instead.
+    /// The filters whose memories the exact forms may start from instead.
     pub narrow: Narrow,
 }
 
-/// A filter the exact forms can start from, through an index of its memories: files (each
-/// memory under each of its files in `memory_files`), modules (`memory_modules`) or types
-/// (the (project, type, confidence) index). A query with several starts from the first of
-/// these, the one that usually holds fewest memories; the rest of its filters apply to
-/// those memories as to any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Narrow {
-    /// No such filter: the exact forms start from every match or vector.
-    None,
-    /// `?FILES`.
-    Files,
-    /// `?MODULES`.
-    Modules,
-    /// `?TYPES`.
-    Types,
+/// The filters the exact forms can start from, each through an index of its memories:
+/// files (each memory under each of its files in `memory_files`), modules
+/// (`memory_modules`) and types (the (project, type, confidence) index). With several, the
+/// statement starts from the one that lists fewest memories (counted through its index, up
+/// to [`NARROW_SCAN_MAX`] + 1 each): a module's memories are fewer than a common type's,
+/// a rare type's fewer than a module's. The query's other filters apply to those memories
+/// as to any.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Narrow {
+    /// `?FILES` is set.
+    pub files: bool,
+    /// `?MODULES` is set.
+    pub modules: bool,
+    /// `?TYPES` is set.
+    pub types: bool,
 }
 
-/// Most memories a narrowing filter ([`Narrow`]) may select for the exact forms to start
+impl Narrow {
+    /// Whether any filter can narrow the exact forms.
+    pub(crate) fn any(&self) -> bool {
+        self.files || self.modules || self.types
+    }
+}
+
+/// Most memories the narrowing filters ([`Narrow`]) may select for the exact forms to start
 /// from those memories instead of from every keyword match or every vector of the project:
 /// the keyword form still walks the matches, but works out BM25 and looks up a memory only
 /// for the selected memories' keyword rows; the dense form scores their vectors alone. A
@@ -139,35 +146,102 @@ pub(crate) enum Narrow {
 /// than it saves.
 pub(crate) const NARROW_SCAN_MAX: usize = 4096;
 
-/// The memories of the narrowing filter that pass every filter (`narrow`, at most
-/// [`NARROW_SCAN_MAX`] + 1, through the filter's index); `narrow_small` holds whether that
-/// is all of them, and decides between the narrowed and the general exact forms; `narrowk`
-/// adds each one's keyword rowid.
+/// The memories of the narrowing filter that pass every filter (`narrow`, through the
+/// filter's index); `narrow_small` holds whether they are few enough (at most
+/// [`NARROW_SCAN_MAX`]), and decides between the narrowed and the general exact forms;
+/// `narrowk` adds each one's keyword rowid. With several narrowing filters, `narrow_by`
+/// names the one listing fewest memories (a deprecated memory's entries count too), only
+/// its list is read, and it must hold at most [`NARROW_SCAN_MAX`] entries.
 fn narrow_ctes(paths: &Paths<'_>, filter: &str) -> String {
     use param::*;
+    // Each narrowing filter's list: its memory ids and the rows to count them by.
     let listed = |table: &str, column: &str, list: usize| {
-        format!(
-            "(SELECT DISTINCT nl.memory_id AS id FROM {table} nl WHERE nl.project_id = ?{PROJECT} \
-AND nl.{column} IN (SELECT value FROM json_each(?{list}))) s CROSS JOIN memories m ON m.id = s.id \
-WHERE"
+        let source = format!(
+            "{table} nl WHERE nl.project_id = ?{PROJECT} \
+AND nl.{column} IN (SELECT value FROM json_each(?{list}))"
+        );
+        (
+            format!("SELECT DISTINCT nl.memory_id AS id FROM {source}"),
+            source,
         )
     };
-    let from = match paths.narrow {
-        Narrow::None => return String::new(),
-        Narrow::Files => listed("memory_files", "path", FILES),
-        Narrow::Modules => listed("memory_modules", "module", MODULES),
-        Narrow::Types => format!(
-            "memories m INDEXED BY idx_memories_type_conf WHERE m.project_id = ?{PROJECT} \
-AND m.type IN (SELECT value FROM json_each(?{TYPES})) AND"
+    let typed_source = format!(
+        "memories m INDEXED BY idx_memories_type_conf WHERE m.project_id = ?{PROJECT} \
+AND m.type IN (SELECT value FROM json_each(?{TYPES}))"
+    );
+    let mut arms: Vec<(&str, (String, String))> = Vec::new();
+    if paths.narrow.files {
+        arms.push(("files", listed("memory_files", "path", FILES)));
+    }
+    if paths.narrow.modules {
+        arms.push(("modules", listed("memory_modules", "module", MODULES)));
+    }
+    if paths.narrow.types {
+        arms.push((
+            "types",
+            (
+                format!("SELECT m.id AS id FROM {typed_source}"),
+                typed_source.clone(),
+            ),
+        ));
+    }
+    let cap = NARROW_SCAN_MAX + 1;
+    let (narrow, small) = match arms.as_slice() {
+        [] => return String::new(),
+        // One list: its memories that pass the filter, in one pass, and whether there are
+        // few enough of them.
+        [("types", _)] => (
+            format!(
+                "narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM {typed_source} \
+AND {filter} LIMIT {cap}), "
+            ),
+            format!("SELECT count(*) <= {NARROW_SCAN_MAX} AS yes FROM narrow"),
         ),
+        [(_, (ids, _))] => (
+            format!(
+                "narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM ({ids}) s \
+CROSS JOIN memories m ON m.id = s.id WHERE {filter} LIMIT {cap}), "
+            ),
+            format!("SELECT count(*) <= {NARROW_SCAN_MAX} AS yes FROM narrow"),
+        ),
+        // Several: each list counted through its index (up to the cap), the shortest
+        // listed alone (the others' arms under a LIMIT of 0), the filter applied once.
+        _ => {
+            let counts: Vec<String> = arms
+                .iter()
+                .enumerate()
+                .map(|(i, (name, (_, source)))| {
+                    format!(
+                        "SELECT '{name}' AS name, {i} AS k, \
+(SELECT count(*) FROM (SELECT 1 FROM {source} LIMIT {cap})) AS n"
+                    )
+                })
+                .collect();
+            let lists: Vec<String> = arms
+                .iter()
+                .map(|(name, (ids, _))| {
+                    format!(
+                        "SELECT id FROM ({ids} \
+LIMIT CASE WHEN (SELECT name FROM narrow_by) = '{name}' THEN {cap} ELSE 0 END)"
+                    )
+                })
+                .collect();
+            (
+                format!(
+                    "narrow_by AS MATERIALIZED (SELECT name, n FROM ({}) ORDER BY n, k LIMIT 1), \
+narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM ({}) s \
+CROSS JOIN memories m ON m.id = s.id WHERE {filter}), ",
+                    counts.join(" UNION ALL "),
+                    lists.join(" UNION ALL ")
+                ),
+                format!("SELECT n <= {NARROW_SCAN_MAX} AS yes FROM narrow_by"),
+            )
+        }
     };
     format!(
-        "narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM {from} {filter} \
-LIMIT {}), \
-narrow_small AS MATERIALIZED (SELECT count(*) <= {NARROW_SCAN_MAX} AS yes FROM narrow), \
+        "{narrow}narrow_small AS MATERIALIZED ({small}), \
 narrowk AS MATERIALIZED (SELECT k.keyword_rowid AS kr FROM narrow t \
-CROSS JOIN memory_keyword_rows k ON k.memory_id = t.id), ",
-        NARROW_SCAN_MAX + 1
+CROSS JOIN memory_keyword_rows k ON k.memory_id = t.id), "
     )
 }
 
@@ -182,7 +256,7 @@ fn narrowed_or_general(
     narrowed: impl Fn(&str) -> String,
     general: impl Fn(&str) -> String,
 ) -> String {
-    if paths.narrow == Narrow::None {
+    if !paths.narrow.any() {
         return general(&format!("?{limit} + 0"));
     }
     let small = "(SELECT yes FROM narrow_small)";
