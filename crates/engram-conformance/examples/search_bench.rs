@@ -568,8 +568,7 @@ async fn agent_loop_rows<D: Database>(
 
 /// Planning on `engram`: recording a work unit's steps (three per module over 40 modules,
 /// the corpus's), the step limit for a task in two modules, and the planner's context for
-/// each query as task (four typed searches; the corpus's memories name no module, so
-/// without modules).
+/// each query as task (four typed searches), without modules and with two.
 async fn planning_rows<D: Database>(size: usize, engram: &Engram<D>, queries: &[String]) {
     let module = |i: usize| format!("src/mod{}", i % 40);
     let mut record = Vec::new();

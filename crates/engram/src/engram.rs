@@ -362,25 +362,25 @@ impl<D: Database> Engram<D> {
                     Value::from(self.config.project_id.as_str()),
                 ],
             ));
-            if !memory.related_files.is_empty() {
-                statements.push(Statement::with_params(
-                    crate::retrieve::INSERT_MEMORY_FILES,
-                    vec![
-                        Value::from(self.config.project_id.as_str()),
-                        Value::from(id.as_str()),
-                        json_text(&memory.related_files),
-                    ],
-                ));
-            }
-            if !memory.related_modules.is_empty() {
-                statements.push(Statement::with_params(
+            // The memory under each of its files and modules, for the searches filtered
+            // by them (and the graph path, for files).
+            for (insert, list) in [
+                (crate::retrieve::INSERT_MEMORY_FILES, &memory.related_files),
+                (
                     crate::retrieve::INSERT_MEMORY_MODULES,
-                    vec![
-                        Value::from(self.config.project_id.as_str()),
-                        Value::from(id.as_str()),
-                        json_text(&memory.related_modules),
-                    ],
-                ));
+                    &memory.related_modules,
+                ),
+            ] {
+                if !list.is_empty() {
+                    statements.push(Statement::with_params(
+                        insert,
+                        vec![
+                            Value::from(self.config.project_id.as_str()),
+                            Value::from(id.as_str()),
+                            json_text(list),
+                        ],
+                    ));
+                }
             }
             let embedding_model = match (vector, &self.embedding) {
                 (Some(v), Some(embedding)) => {
