@@ -132,6 +132,19 @@ impl Narrow {
     pub(crate) fn any(&self) -> bool {
         self.files || self.modules || self.types
     }
+
+    /// The lists the set filters read, files first (the first of equally short lists is
+    /// read).
+    fn lists(&self) -> Vec<List> {
+        [
+            (self.files, List::Files),
+            (self.modules, List::Modules),
+            (self.types, List::Types),
+        ]
+        .into_iter()
+        .filter_map(|(set, list)| set.then_some(list))
+        .collect()
+    }
 }
 
 /// Most memories the narrowing filters ([`Narrow`]) may select for the exact forms to start
@@ -153,76 +166,51 @@ pub(crate) const NARROW_SCAN_MAX: usize = 4096;
 /// names the one listing fewest memories (a deprecated memory's entries count too), only
 /// its list is read, and it must hold at most [`NARROW_SCAN_MAX`] entries.
 fn narrow_ctes(paths: &Paths<'_>, filter: &str) -> String {
-    use param::*;
-    // Each narrowing filter's list: its memory ids and the rows to count them by.
-    let listed = |table: &str, column: &str, list: usize| {
-        let source = format!(
-            "{table} nl WHERE nl.project_id = ?{PROJECT} \
-AND nl.{column} IN (SELECT value FROM json_each(?{list}))"
-        );
-        (
-            format!("SELECT DISTINCT nl.memory_id AS id FROM {source}"),
-            source,
-        )
-    };
-    let typed_source = format!(
-        "memories m INDEXED BY idx_memories_type_conf WHERE m.project_id = ?{PROJECT} \
-AND m.type IN (SELECT value FROM json_each(?{TYPES}))"
-    );
-    let mut arms: Vec<(&str, (String, String))> = Vec::new();
-    if paths.narrow.files {
-        arms.push(("files", listed("memory_files", "path", FILES)));
-    }
-    if paths.narrow.modules {
-        arms.push(("modules", listed("memory_modules", "module", MODULES)));
-    }
-    if paths.narrow.types {
-        arms.push((
-            "types",
-            (
-                format!("SELECT m.id AS id FROM {typed_source}"),
-                typed_source.clone(),
-            ),
-        ));
-    }
+    let lists = paths.narrow.lists();
     let cap = NARROW_SCAN_MAX + 1;
-    let (narrow, small) = match arms.as_slice() {
+    let (narrow, small) = match lists.as_slice() {
         [] => return String::new(),
         // One list: its memories that pass the filter, in one pass, and whether there are
-        // few enough of them.
-        [("types", _)] => (
+        // few enough of them. A type's are read through the index the list is.
+        [List::Types] => (
             format!(
-                "narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM {typed_source} \
-AND {filter} LIMIT {cap}), "
+                "narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM {} \
+AND {filter} LIMIT {cap}), ",
+                List::Types.entries()
             ),
             format!("SELECT count(*) <= {NARROW_SCAN_MAX} AS yes FROM narrow"),
         ),
-        [(_, (ids, _))] => (
+        [list] => (
             format!(
-                "narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM ({ids}) s \
-CROSS JOIN memories m ON m.id = s.id WHERE {filter} LIMIT {cap}), "
+                "narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM ({}) s \
+CROSS JOIN memories m ON m.id = s.id WHERE {filter} LIMIT {cap}), ",
+                list.ids()
             ),
             format!("SELECT count(*) <= {NARROW_SCAN_MAX} AS yes FROM narrow"),
         ),
         // Several: each list counted through its index (up to the cap), the shortest
-        // listed alone (the others' arms under a LIMIT of 0), the filter applied once.
+        // read alone (the others under a LIMIT of 0), the filter applied once.
         _ => {
-            let counts: Vec<String> = arms
+            let counts: Vec<String> = lists
                 .iter()
                 .enumerate()
-                .map(|(i, (name, (_, source)))| {
+                .map(|(i, list)| {
                     format!(
-                        "SELECT '{name}' AS name, {i} AS k, \
-(SELECT count(*) FROM (SELECT 1 FROM {source} LIMIT {cap})) AS n"
+                        "SELECT '{}' AS name, {i} AS k, \
+(SELECT count(*) FROM (SELECT 1 FROM {} LIMIT {cap})) AS n",
+                        list.name(),
+                        list.entries()
                     )
                 })
                 .collect();
-            let lists: Vec<String> = arms
+            let reads: Vec<String> = lists
                 .iter()
-                .map(|(name, (ids, _))| {
+                .map(|list| {
                     format!(
-                        "SELECT id FROM ({ids} \
-LIMIT CASE WHEN (SELECT name FROM narrow_by) = '{name}' THEN {cap} ELSE 0 END)"
+                        "SELECT id FROM ({} \
+LIMIT CASE WHEN (SELECT name FROM narrow_by) = '{}' THEN {cap} ELSE 0 END)",
+                        list.ids(),
+                        list.name()
                     )
                 })
                 .collect();
@@ -232,7 +220,7 @@ LIMIT CASE WHEN (SELECT name FROM narrow_by) = '{name}' THEN {cap} ELSE 0 END)"
 narrow AS MATERIALIZED (SELECT m.rowid AS rid, m.id AS id FROM ({}) s \
 CROSS JOIN memories m ON m.id = s.id WHERE {filter}), ",
                     counts.join(" UNION ALL "),
-                    lists.join(" UNION ALL ")
+                    reads.join(" UNION ALL ")
                 ),
                 format!("SELECT n <= {NARROW_SCAN_MAX} AS yes FROM narrow_by"),
             )
@@ -243,6 +231,55 @@ CROSS JOIN memories m ON m.id = s.id WHERE {filter}), ",
 narrowk AS MATERIALIZED (SELECT k.keyword_rowid AS kr FROM narrow t \
 CROSS JOIN memory_keyword_rows k ON k.memory_id = t.id), "
     )
+}
+
+/// One narrowing filter's list of memories, as the statement reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    /// `memory_files` under `?FILES`.
+    Files,
+    /// `memory_modules` under `?MODULES`.
+    Modules,
+    /// The (project, type, confidence) index under `?TYPES`.
+    Types,
+}
+
+impl List {
+    /// The list's name in `narrow_by`.
+    fn name(self) -> &'static str {
+        match self {
+            List::Files => "files",
+            List::Modules => "modules",
+            List::Types => "types",
+        }
+    }
+
+    /// The list's entries: `FROM` and `WHERE` of its rows, one per memory and listed value.
+    fn entries(self) -> String {
+        use param::*;
+        let listed = |table: &str, column: &str, values: usize| {
+            format!(
+                "{table} nl WHERE nl.project_id = ?{PROJECT} \
+AND nl.{column} IN (SELECT value FROM json_each(?{values}))"
+            )
+        };
+        match self {
+            List::Files => listed("memory_files", "path", FILES),
+            List::Modules => listed("memory_modules", "module", MODULES),
+            List::Types => format!(
+                "memories m INDEXED BY idx_memories_type_conf WHERE m.project_id = ?{PROJECT} \
+AND m.type IN (SELECT value FROM json_each(?{TYPES}))"
+            ),
+        }
+    }
+
+    /// The ids of the list's memories, each once.
+    fn ids(self) -> String {
+        match self {
+            List::Types => format!("SELECT m.id AS id FROM {}", self.entries()),
+            _ => format!("SELECT DISTINCT nl.memory_id AS id FROM {}", self.entries()),
+        }
+    }
 }
 
 /// `general(limit)`, an exact form ordered by metric under `LIMIT limit`, or, when the
