@@ -89,9 +89,7 @@ pub struct CalibrationSample {
 impl CalibrationSample {
     /// Parses a sample from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<CalibrationSample, ValidationError> {
-        let sample: CalibrationSample = engram_core::validate::from_json(json)?;
-        sample.validate()?;
-        Ok(sample)
+        engram_core::validate::from_json_checked(json, Self::validate)
     }
 
     /// Checks the sample's fields.
@@ -138,9 +136,7 @@ pub struct StepLimitRequest {
 impl StepLimitRequest {
     /// Parses a request from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<StepLimitRequest, ValidationError> {
-        let request: StepLimitRequest = engram_core::validate::from_json(json)?;
-        request.validate()?;
-        Ok(request)
+        engram_core::validate::from_json_checked(json, Self::validate)
     }
 
     /// Checks the request's fields.

@@ -71,9 +71,7 @@ pub struct StepRequest {
 impl StepRequest {
     /// Parses a request from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<StepRequest, ValidationError> {
-        let request: StepRequest = engram_core::validate::from_json(json)?;
-        request.validate()?;
-        Ok(request)
+        engram_core::validate::from_json_checked(json, Self::validate)
     }
 
     /// Checks the request's lists against their limits.

@@ -165,6 +165,16 @@ pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, Valida
     })
 }
 
+/// [`from_json`], then `check` on what it parsed: a request type's `from_json` in one call.
+pub fn from_json_checked<T: serde::de::DeserializeOwned>(
+    json: &str,
+    check: impl FnOnce(&T) -> Result<(), ValidationError>,
+) -> Result<T, ValidationError> {
+    let value: T = from_json(json)?;
+    check(&value)?;
+    Ok(value)
+}
+
 impl NewMemory {
     /// Parses a memory from untrusted JSON, naming the field that failed to parse.
     pub fn from_json(json: &str) -> Result<NewMemory, ValidationError> {

@@ -84,9 +84,7 @@ pub struct ToolResultContext {
 impl ToolResultContext {
     /// Parses a request from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<ToolResultContext, ValidationError> {
-        let context: ToolResultContext = engram_core::validate::from_json(json)?;
-        context.validate()?;
-        Ok(context)
+        engram_core::validate::from_json_checked(json, Self::validate)
     }
 
     /// Checks the shown set against its limit.

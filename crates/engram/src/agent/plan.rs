@@ -57,9 +57,7 @@ pub struct PlannerRequest {
 impl PlannerRequest {
     /// Parses a request from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<PlannerRequest, ValidationError> {
-        let request: PlannerRequest = engram_core::validate::from_json(json)?;
-        request.validate()?;
-        Ok(request)
+        engram_core::validate::from_json_checked(json, Self::validate)
     }
 
     /// Checks the request against engram's limits.

@@ -54,9 +54,7 @@ pub struct SessionStart {
 impl SessionStart {
     /// Parses a request from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<SessionStart, ValidationError> {
-        let request: SessionStart = engram_core::validate::from_json(json)?;
-        request.validate()?;
-        Ok(request)
+        engram_core::validate::from_json_checked(json, Self::validate)
     }
 
     /// Checks the request against engram's limits.

@@ -46,7 +46,8 @@ impl<D: Database> Engram<D> {
     }
 
     /// [`Engram::search_many`], with `reads` sent in the same round trip after the
-    /// candidate statements; returns their rows in order beside the answers.
+    /// candidate statements; returns their rows in order beside the answers. Validates
+    /// each query (an error names its field, not its entry).
     pub(crate) async fn search_with(
         &self,
         queries: &[SearchQuery],

@@ -90,7 +90,7 @@ impl<D: Database> Engram<D> {
     /// packing into a token budget. Every hit carries its score breakdown and the response
     /// its stage timings.
     pub async fn search(&self, query: &SearchQuery) -> Result<SearchResponse, EngramError> {
-        query.validate()?;
+        // `search_with` validates the query.
         self.search_with(std::slice::from_ref(query), Vec::new())
             .await?
             .0
