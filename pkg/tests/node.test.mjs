@@ -93,6 +93,23 @@ test("tool definitions come in each SDK's shape, and bad agent-loop input is a t
   assert.equal(await memory.sessionContext().then((c) => c.memoryIds.length), 0);
 });
 
+test("the session-context prompt reads as one user message, and bad arguments are named", async () => {
+  const [prompt] = engram.promptDefinitions();
+  assert.equal(prompt.name, "session_context");
+  assert.deepEqual(prompt.arguments.map((a) => a.name), ["task", "files", "modules", "phase", "budget"]);
+  const memory = await engram.createMemory({ local: true });
+  const empty = await memory.getPrompt("session_context");
+  assert.deepEqual(empty.memoryIds, []);
+  assert.match(empty.text, /holds nothing for this task yet/);
+  const stored = await memory.remember({ type: "gotcha", content: "the billing webhook retries twice, so handlers must be idempotent", relatedFiles: ["src/billing/webhook.ts"] });
+  const found = await memory.getPrompt("session_context", { task: "change the billing webhook handler", files: "src/billing/webhook.ts", phase: "implement" });
+  assert.deepEqual(found.memoryIds, [stored.id]);
+  assert.ok(found.text.includes(`[Memory #${stored.id}`), found.text);
+  assert.match(found.description, /change the billing webhook handler/);
+  await assert.rejects(memory.getPrompt("session_context", { budget: "lots" }), (e) => e.code === "invalid_input" && e.violations[0].field === "arguments.budget");
+  await assert.rejects(memory.getPrompt("standup", {}), (e) => e.violations[0].field === "name");
+});
+
 test("an unreachable server is an 'unavailable' error", async () => {
   const dead = await startTestServer();
   const url = dead.url;

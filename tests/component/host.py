@@ -54,7 +54,8 @@ class ComponentHost:
         if api is None:
             raise RuntimeError("component does not export engram:memory/api@0.1.0")
         self.funcs = {}
-        for name in ["chunk-file", "code-graph", "parse-transcript", "tool-definitions"]:
+        for name in ["chunk-file", "code-graph", "parse-transcript", "tool-definitions",
+                     "prompt-definitions"]:
             index = self.instance.get_export_index(self.store, name, api)
             self.funcs[name] = self.instance.get_func(self.store, index)
         for name in ["[static]engram.open", "[static]engram.open-with-model",
@@ -67,7 +68,8 @@ class ComponentHost:
                      "[method]engram.dependencies", "[method]engram.neighbours",
                      "[method]engram.mark-stale", "[method]engram.checkpoint-session",
                      "[method]engram.finalize-session", "[method]engram.recover-sessions",
-                     "[method]engram.call-tool", "[method]engram.session-context",
+                     "[method]engram.call-tool", "[method]engram.get-prompt",
+                     "[method]engram.session-context",
                      "[method]engram.augment-tool-result", "[method]engram.step-injection",
                      "[method]engram.record-calibration", "[method]engram.step-limit",
                      "[method]engram.planner-context",
@@ -106,6 +108,9 @@ class ComponentHost:
 
     def tool_definitions(self, format="anthropic"):
         return json.loads(self.call("tool-definitions", format))
+
+    def prompt_definitions(self):
+        return json.loads(self.funcs["prompt-definitions"](self.store))
 
     def parse_transcript(self, text):
         return json.loads(self.call("parse-transcript", text))
@@ -231,6 +236,10 @@ class ComponentEngram:
     def call_tool(self, name, arguments):
         text = arguments if isinstance(arguments, str) else json.dumps(arguments)
         return json.loads(self.host.call("[method]engram.call-tool", self.handle, name, text))
+
+    def get_prompt(self, name, arguments=None):
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+        return json.loads(self.host.call("[method]engram.get-prompt", self.handle, name, text))
 
     def session_context(self, start=None):
         return json.loads(self.host.call("[method]engram.session-context", self.handle, json.dumps(start or {})))

@@ -75,6 +75,21 @@ def test_wrong_token_and_bad_input_are_typed_errors(server, host):
     assert engram.get(stored["id"])["content"] == "components survive bad input"
 
 
+def test_the_session_context_prompt_reads_as_one_user_message(server, host):
+    [prompt] = host.prompt_definitions()
+    assert prompt["name"] == "session_context"
+    assert [a["name"] for a in prompt["arguments"]] == ["task", "files", "modules", "phase", "budget"]
+    engram = host.open(server, TOKEN, f"prompt-{time.time_ns()}")
+    stored = engram.remember({"type": "gotcha", "content": "the cache key must include the locale", "relatedFiles": ["src/cache.rs"]})
+    found = engram.get_prompt("session_context", {"task": "change the cache key", "files": "src/cache.rs"})
+    assert found["memoryIds"] == [stored["id"]]
+    assert f"[Memory #{stored['id']}" in found["text"]
+    with pytest.raises(EngramError) as bad:
+        engram.get_prompt("session_context", {"budget": "lots"})
+    assert bad.value.code == "invalid_input"
+    assert bad.value.violations[0][0] == "arguments.budget"
+
+
 def test_tool_definitions_come_in_every_sdk_shape(host):
     for fmt, key in [("anthropic", "input_schema"), ("openai", "function"), ("mcp", "inputSchema")]:
         tools = host.tool_definitions(fmt)

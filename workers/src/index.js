@@ -1,6 +1,9 @@
 // engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/search-many, /v1/get,
-// /v1/forget, /v1/embed-pending, and the agent loop's /v1/tools, /v1/tool,
-// /v1/session-context, /v1/augment, /v1/step, /v1/calibration, /v1/step-limit and /v1/plan.
+// /v1/forget, /v1/embed-pending, /v1/impact (the code graph another host indexed into the
+// same database: the Worker parses no source), and the agent loop's /v1/tools, /v1/tool,
+// /v1/session-context, /v1/augment, /v1/step, /v1/calibration, /v1/step-limit and /v1/plan;
+// and the same tools plus the session_context prompt over MCP's streamable HTTP at /mcp
+// (src/mcp.js).
 //
 // The tenant is the request's bearer token, forwarded as the auth token of the libSQL
 // database at env.LIBSQL_URL; the project is the `x-engram-project` header (default
@@ -20,10 +23,13 @@
 // Rerank: with RERANK_PROVIDER ("cohere" — also jina, voyage, vllm, infinity — or "tei")
 // and RERANK_URL (plus RERANK_MODEL, and the secret RERANK_API_KEY where the service needs
 // them), each search's best 20 are reordered by that service, called through fetch.
-import { initSync, createMemory, createMemoryWithModel, loadStaticEmbeddingModel, toolDefinitions } from "../build/engram/engram.js";
+import {
+  initSync, createMemory, createMemoryWithModel, loadStaticEmbeddingModel, toolDefinitions, promptDefinitions,
+} from "../build/engram/engram.js";
 import wasmModule from "../build/engram/engram_bg.wasm";
 import staticTable from "../build/model/static-minilm.bin";
 import staticTokenizer from "../build/model/tokenizer.bin";
+import { serveMcp } from "./mcp.js";
 
 initSync({ module: wasmModule });
 
@@ -96,6 +102,13 @@ const routes = {
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),
   // The agent loop (SPEC §7): engram's tools for a model, the session start's context,
   // memories for a file's tool result, the step-injection decider (an Injection or null).
+  "/v1/impact": async (engram, body) => {
+    const depth = body?.maxDepth;
+    if (depth != null && !(Number.isInteger(depth) && depth >= 1 && depth <= 3)) {
+      return failure("invalid_input", "maxDepth must be 1, 2 or 3 (the closure stores three hops)", [{ field: "maxDepth", problem: "must be 1, 2 or 3" }]);
+    }
+    return json(await engram.analyzeImpact(String(body?.target ?? ""), depth ?? undefined));
+  },
   "/v1/tools": async (_engram, body) => json(toolDefinitions(body?.format)),
   "/v1/tool": async (engram, body) => json(await engram.callTool(String(body?.name ?? ""), body?.arguments ?? {})),
   "/v1/session-context": async (engram, body) => json(await engram.sessionContext(body ?? {})),
@@ -112,12 +125,15 @@ export default {
     const { pathname } = new URL(request.url);
     if (pathname === "/health") return json({ ok: true });
     const route = routes[pathname];
-    if (!route) return failure("not_found", `no route ${pathname}`);
-    if (request.method !== "POST") return json({ error: { code: "method_not_allowed", message: "use POST" } }, 405);
+    if (!route && pathname !== "/mcp") return failure("not_found", `no route ${pathname}`);
     const auth = request.headers.get("authorization") ?? "";
     const token = auth.startsWith("Bearer ") ? auth.slice(7) : "";
     if (!token) return failure("unauthorized", "missing bearer token");
     const projectId = request.headers.get("x-engram-project") ?? "default";
+    if (pathname === "/mcp") {
+      return serveMcp(request, () => handleFor(env, token, projectId), { toolDefinitions, promptDefinitions });
+    }
+    if (request.method !== "POST") return json({ error: { code: "method_not_allowed", message: "use POST" } }, 405);
     try {
       const body = await readJson(request);
       const engram = await handleFor(env, token, projectId);

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 
 import { runApiVectors } from "../../tests/js/api-vectors.mjs";
+import { loadEngram } from "../../pkg/tests/load.mjs";
 import { startTestServer } from "../../tests/js/testserver.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -68,6 +69,7 @@ function client(projectId, token = TOKEN) {
     },
     forget: async (id) => (await call("forget", { id })).forgotten,
     callTool: (name, args) => call("tool", { name, arguments: args }),
+    impact: (request) => call("impact", request),
     sessionContext: (start) => call("session-context", start ?? {}),
     augmentToolResult: (context) => call("augment", context),
     stepInjection: (request) => call("step", request),
@@ -113,6 +115,90 @@ test("malformed JSON, wrong tokens and unknown routes get typed errors", async (
   assert.equal(none.status, 401);
   // Nothing from the rejected writes reached the database.
   assert.equal((await api.search({ text: "rumour" })).hits.length, 0);
+});
+
+test("an MCP client uses the tools and the session-context prompt over streamable HTTP", async () => {
+  const project = `mcp-${Date.now()}`;
+  let nextId = 0;
+  const post = async (message, token = TOKEN) => {
+    const response = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "x-engram-project": project, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: typeof message === "string" ? message : JSON.stringify(message),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : null };
+  };
+  const request = async (method, params = {}) => {
+    const id = ++nextId;
+    const { status, body } = await post({ jsonrpc: "2.0", id, method, params });
+    assert.equal(status, 200);
+    assert.equal(body.id, id);
+    return body;
+  };
+
+  const init = await request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } });
+  assert.equal(init.result.protocolVersion, "2025-06-18");
+  assert.equal(init.result.serverInfo.name, "engram");
+  assert.ok(init.result.capabilities.tools && init.result.capabilities.prompts);
+  const later = await request("initialize", { protocolVersion: "2099-01-01" });
+  assert.equal(later.result.protocolVersion, "2025-06-18");
+  assert.equal((await post({ jsonrpc: "2.0", method: "notifications/initialized" })).status, 202);
+
+  const tools = (await request("tools/list")).result.tools;
+  assert.deepEqual(tools.map((t) => t.name), ["search_memory", "record_memory", "analyze_impact"]);
+  assert.ok(tools.every((t) => t.inputSchema.type === "object"));
+  const prompts = (await request("prompts/list")).result.prompts;
+  assert.deepEqual(prompts.map((p) => p.name), ["session_context"]);
+
+  const recorded = await request("tools/call", { name: "record_memory", arguments: { type: "gotcha", content: "the nightly export job must run after the ledger close", files: ["jobs/export.py"] } });
+  assert.equal(recorded.result.isError, false);
+  const id = /memory #(\S+)\./.exec(recorded.result.content[0].text)?.[1];
+  assert.ok(id, recorded.result.content[0].text);
+  const found = await request("tools/call", { name: "search_memory", arguments: { query: "nightly export ledger" } });
+  assert.ok(found.result.content[0].text.includes(`[Memory #${id}:`), found.result.content[0].text);
+  const badCall = await request("tools/call", { name: "search_memory", arguments: { query: "x", limit: 99 } });
+  assert.equal(badCall.result.isError, true);
+  assert.match(badCall.result.content[0].text, /arguments\.limit/);
+
+  const prompt = await request("prompts/get", { name: "session_context", arguments: { task: "move the nightly export", files: "jobs/export.py" } });
+  assert.equal(prompt.result.messages[0].role, "user");
+  assert.ok(prompt.result.messages[0].content.text.includes(`[Memory #${id}:`), prompt.result.messages[0].content.text);
+  const badPrompt = await request("prompts/get", { name: "session_context", arguments: { phase: "ship" } });
+  assert.equal(badPrompt.error.code, -32602);
+  assert.match(badPrompt.error.message, /arguments\.phase/);
+  assert.equal((await request("resources/list")).error.code, -32601);
+
+  // Transport errors: malformed JSON, a batch, GET, a wrong or missing token.
+  assert.equal((await post("{not json")).body.error.code, -32700);
+  assert.equal((await post([{ jsonrpc: "2.0", id: 1, method: "ping" }])).body.error.code, -32600);
+  assert.equal((await fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${TOKEN}` } })).status, 405);
+  const wrong = await post({ jsonrpc: "2.0", id: 99, method: "tools/call", params: { name: "search_memory", arguments: { query: "x" } } }, "not-the-token");
+  assert.equal(wrong.status, 401);
+  assert.equal((await fetch(`${base}/mcp`, { method: "POST", body: "{}" })).status, 401);
+});
+
+test("the Worker answers impact questions over a graph the npm package indexed into the same database", async () => {
+  const project = `impact-${Date.now()}`;
+  const { cases } = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/graph.json"), "utf8"));
+  const files = cases.find((c) => c.name === "python").files;
+  // An indexer with parsers (here the npm package in Node; the CLI in CI) writes the graph.
+  const engram = await loadEngram();
+  const indexer = await engram.createMemory({ url: server.url, authToken: TOKEN, projectId: project });
+  assert.equal((await indexer.indexFiles(files, { complete: true })).added, 3);
+  const api = client(project);
+  const stored = await api.remember({ type: "gotcha", content: "helper() must stay pure", relatedFiles: ["pkg/job.py"] });
+  const impact = await api.impact({ target: "pkg/base.py#function:helper", maxDepth: 3 });
+  assert.deepEqual(
+    impact.impacted.filter((n) => n.depth === 1).map((n) => n.id).sort(),
+    ["pkg/base.py#method:Base.run", "pkg/job.py#method:Job.run"],
+  );
+  assert.deepEqual(impact.memories.map((m) => [m.id, m.attachedTo]), [[stored.id, "pkg/job.py"]]);
+  const tool = await api.callTool("analyze_impact", { target: "pkg/base.py#function:helper" });
+  assert.ok(tool.memoryIds.includes(stored.id), tool.text);
+  assert.match(tool.text, /Job\.run/);
+  await assert.rejects(api.impact({ target: "x", maxDepth: 9 }), (e) => e.code === "invalid_input" && e.violations[0].field === "maxDepth");
+  await assert.rejects(api.impact({ target: " " }), (e) => e.code === "invalid_input" && e.violations[0].field === "target");
 });
 
 for (const vectorIndex of ["off", "on"]) test(`with EMBEDDINGS=static (VECTOR_INDEX=${vectorIndex}) the Worker embeds with the edge model and searches hybrid`, async () => {

@@ -17,10 +17,12 @@
 
 pub mod inject;
 pub mod plan;
+pub mod prompts;
 pub mod step;
 pub mod tools;
 
 pub use inject::{Injection, InjectionKind};
 pub use plan::{Calibration, CalibrationSample, StepLimit, StepLimitRequest};
+pub use prompts::{PromptCall, PromptDefinition};
 pub use step::{RecordedEntry, StepPlan, StepRequest};
 pub use tools::{ToolCall, ToolDefinition, ToolFormat};

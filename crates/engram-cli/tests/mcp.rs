@@ -1,6 +1,6 @@
 //! `engram mcp`: a Model Context Protocol client's session with the binary over stdio —
-//! the handshake, the tool list, a memory recorded and found again, and a bad call
-//! answered as a tool error the model can read.
+//! the handshake, the tool list, a memory recorded and found again, a bad call answered as
+//! a tool error the model can read, and the session-context prompt.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -47,6 +47,7 @@ fn an_mcp_client_records_and_finds_a_memory_over_stdio() {
     );
     assert_eq!(init["result"]["serverInfo"]["name"], "engram");
     assert!(init["result"]["capabilities"]["tools"].is_object());
+    assert!(init["result"]["capabilities"]["prompts"].is_object());
 
     let listed = request("tools/list", json!({}));
     let tools = listed["result"]["tools"].as_array().expect("tools");
@@ -84,6 +85,47 @@ fn an_mcp_client_records_and_finds_a_memory_over_stdio() {
     assert_eq!(bad["result"]["isError"], true, "{bad}");
     let text = bad["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("arguments.limit"), "{text}");
+
+    let prompts = request("prompts/list", json!({}));
+    let listed = &prompts["result"]["prompts"];
+    assert_eq!(listed[0]["name"], "session_context", "{prompts}");
+    let arguments: Vec<&str> = listed[0]["arguments"]
+        .as_array()
+        .expect("arguments")
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(arguments, ["task", "files", "modules", "phase", "budget"]);
+
+    let prompt = request(
+        "prompts/get",
+        json!({"name": "session_context", "arguments": {"task": "run the seed script", "files": "db/seed.rs"}}),
+    );
+    let message = &prompt["result"]["messages"][0];
+    assert_eq!(message["role"], "user", "{prompt}");
+    let text = message["content"]["text"].as_str().expect("text");
+    assert!(text.contains(&format!("[Memory #{id}:")), "{text}");
+    assert!(text.contains("users migration"), "{text}");
+    assert!(
+        prompt["result"]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("run the seed script")),
+        "{prompt}"
+    );
+
+    let bad = request(
+        "prompts/get",
+        json!({"name": "session_context", "arguments": {"budget": "lots"}}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("arguments.budget")),
+        "{bad}"
+    );
+    let unknown = request("prompts/get", json!({"name": "standup"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 
     drop(input);
     let status = child.wait().expect("engram mcp exits");

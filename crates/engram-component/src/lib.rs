@@ -58,6 +58,12 @@ impl Guest for Component {
         to_json(&::engram::agent_loop::tools::render(format))
     }
 
+    fn prompt_definitions() -> String {
+        // Plain data; serializing it cannot fail.
+        serde_json::to_string(&::engram::agent_loop::prompts::definitions())
+            .unwrap_or_else(|_| "[]".to_owned())
+    }
+
     fn parse_transcript(text: String) -> Result<String, Error> {
         let session = ::engram::observer::transcript::parse(&text)
             .map_err(|e| invalid("text", &e.to_string()))?;
@@ -226,6 +232,10 @@ impl GuestEngram for EngramResource {
 
     fn call_tool(&self, name: String, arguments_json: String) -> Result<String, Error> {
         to_json(&run(self.inner.call_tool(&name, &arguments_json))?)
+    }
+
+    fn get_prompt(&self, name: String, arguments_json: String) -> Result<String, Error> {
+        to_json(&run(self.inner.get_prompt(&name, &arguments_json))?)
     }
 
     fn session_context(&self, start_json: String) -> Result<String, Error> {

@@ -141,3 +141,13 @@ macro_rules! on_a_file_and_over_http {
         }
     };
 }
+
+/// A clock that stands still, so decay is the same for every search of a test: two
+/// searches compared to the bit must not see their memories a millisecond older.
+pub struct StillClock;
+
+impl engram::Clock for StillClock {
+    fn now_millis(&self) -> i64 {
+        1_800_000_000_000
+    }
+}

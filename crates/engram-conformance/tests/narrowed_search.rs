@@ -7,9 +7,24 @@
 mod common;
 mod file_db;
 
-use common::FakeWordEmbedder;
-use engram::{Database, Engram, MemoryType, NewMemory, SearchMode, SearchQuery};
-use file_db::{open_db, open_engram};
+use common::{FakeWordEmbedder, StillClock};
+use engram::{
+    Database, Engram, EngramConfig, Host, MemoryType, NewMemory, OsEntropy, SearchMode, SearchQuery,
+};
+use engram_libsql::LocalDatabase;
+use file_db::open_db;
+
+/// engram on `db` with a clock that stands still: the forms compared must see the same
+/// decay.
+async fn open_engram(db: &LocalDatabase) -> Engram<&LocalDatabase> {
+    Engram::open(
+        db,
+        EngramConfig::default(),
+        Host::new(StillClock, OsEntropy),
+    )
+    .await
+    .expect("engram")
+}
 
 /// 300 gotchas and 6 dead ends that share the query's words. The dead ends alone are in
 /// `notes/dead-ends.md`, in module `notes` and at confidence 0.95, so a filter by their

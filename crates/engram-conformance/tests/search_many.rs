@@ -8,24 +8,15 @@ mod real_model;
 use std::cell::Cell;
 use std::rc::Rc;
 
-use common::{nonce, CountingTransport};
+use common::{nonce, CountingTransport, StillClock};
 use engram::{
-    Clock, Database, Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory,
-    OsEntropy, Phase, SearchIntent, SearchMode, SearchQuery, SearchResponse,
+    Database, Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory, OsEntropy,
+    Phase, SearchIntent, SearchMode, SearchQuery, SearchResponse,
 };
 use engram_embed::EngramEmbedder;
 use engram_hrana::HranaClient;
 use engram_testserver::{ServerConfig, TestServer};
 use real_model::real_model;
-
-/// A clock that stands still, so decay is the same for a search in the batch and alone.
-struct StillClock;
-
-impl Clock for StillClock {
-    fn now_millis(&self) -> i64 {
-        1_800_000_000_000
-    }
-}
 
 /// The real model, counting the calls and texts it is asked to embed.
 struct CountingModel {

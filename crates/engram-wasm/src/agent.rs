@@ -45,6 +45,13 @@ pub fn tool_definitions(
     types::to_js(&render(format))
 }
 
+/// engram's prompts (`session_context`) as a Model Context Protocol `prompts/list` lists
+/// them: `{name, title, description, arguments: [{name, description, required}]}`.
+#[wasm_bindgen(js_name = promptDefinitions, unchecked_return_type = "PromptDefinition[]")]
+pub fn prompt_definitions() -> Result<JsValue, JsValue> {
+    types::to_js(&engram::agent_loop::prompts::definitions())
+}
+
 /// `arguments` as the JSON text of an object: the model's arguments arrive as an object
 /// from some SDKs and as JSON text from others.
 fn arguments_json(arguments: &JsValue) -> Result<String, JsValue> {
@@ -71,6 +78,33 @@ impl EngramHandle {
             let json = arguments_json(&args)?;
             let output = inner
                 .call_tool(&name, &json)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&output)
+        })
+    }
+
+    /// Runs one of engram's prompts. `args` is an object of strings (or its JSON text, or
+    /// undefined for none): for `session_context`, `task`, `files` and `modules` (comma- or
+    /// line-separated), `phase` and `budget`. Resolves to `{ prompt, description, text,
+    /// memoryIds, data }`: `text` is the user message; a request the prompt cannot take
+    /// rejects with an `invalid_input` error naming `name` or the argument.
+    #[wasm_bindgen(js_name = getPrompt, unchecked_return_type = "Promise<PromptOutput>")]
+    pub fn get_prompt(
+        &self,
+        name: String,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string> | string | undefined")]
+        args: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let json = if args.is_undefined() || args.is_null() {
+                String::new()
+            } else {
+                arguments_json(&args)?
+            };
+            let output = inner
+                .get_prompt(&name, &json)
                 .await
                 .map_err(|e| to_js_error(&e))?;
             types::to_js(&output)

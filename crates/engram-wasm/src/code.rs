@@ -58,62 +58,6 @@ impl EngramHandle {
             crate::types::to_js(&report)
         })
     }
-
-    /// What a change to `target` (file path, node id or qualified name) impacts, up to
-    /// `maxDepth` hops (default 3), with the memories attached. One round trip.
-    #[wasm_bindgen(js_name = analyzeImpact, unchecked_return_type = "Promise<ImpactReport>")]
-    pub fn analyze_impact(&self, target: String, max_depth: Option<u32>) -> Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let report = inner
-                .analyze_impact(&target, max_depth.unwrap_or(3))
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            crate::types::to_js(&report)
-        })
-    }
-
-    /// What `file` depends on, up to `maxDepth` hops (default 3). One round trip.
-    #[wasm_bindgen(
-        unchecked_return_type = "Promise<{ nodes: LinkedNode[]; files: RelatedFile[] }>"
-    )]
-    pub fn dependencies(&self, file: String, max_depth: Option<u32>) -> Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let (nodes, files) = inner
-                .dependencies(&file, max_depth.unwrap_or(3))
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            crate::types::to_js(&serde_json::json!({ "nodes": nodes, "files": files }))
-        })
-    }
-
-    /// Files one live dependency edge away from `files`. One round trip.
-    #[wasm_bindgen(unchecked_return_type = "Promise<Neighbour[]>")]
-    pub fn neighbours(&self, files: Vec<String>) -> Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let list = inner
-                .neighbours(&files)
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            crate::types::to_js(&list)
-        })
-    }
-
-    /// Marks the graph of `paths` stale (their files changed on disk); resolves to the
-    /// number of nodes marked. `indexFiles` clears the mark.
-    #[wasm_bindgen(js_name = markStale, unchecked_return_type = "Promise<number>")]
-    pub fn mark_stale(&self, paths: Vec<String>) -> Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let marked = inner
-                .mark_stale(&paths)
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            Ok(JsValue::from_f64(marked as f64))
-        })
-    }
 }
 
 /// Splits a file's contents into chunks at definition boundaries (TypeScript, TSX,

@@ -13,6 +13,7 @@ mod agent;
 mod code;
 mod database;
 mod errors;
+mod graph;
 mod host;
 #[cfg(feature = "static-embedder")]
 mod model;

@@ -271,6 +271,9 @@ export type ToolFormat = "anthropic" | "openai" | "mcp";
  * `{name, description, inputSchema}` (mcp). */
 export type ToolDefinition = Record<string, unknown>;
 export interface ToolOutput { tool: "search_memory" | "record_memory" | "analyze_impact"; text: string; memoryIds: string[]; data: unknown; }
+/** A prompt as MCP's `prompts/list` lists it. */
+export interface PromptDefinition { name: string; title: string; description: string; arguments: { name: string; description: string; required: boolean }[]; }
+export interface PromptOutput { prompt: "session_context"; description: string; text: string; memoryIds: string[]; data: unknown; }
 export interface SessionStart { task?: string; files?: string[]; modules?: string[]; phase?: Phase; budget?: number; }
 export interface SessionContext { text: string; memoryIds: string[]; tokens: number; budget: number; omitted: string[]; warnings: string[]; }
 export type InjectionKind = "file_context" | "file_gotchas" | "reflection" | "known_answer";

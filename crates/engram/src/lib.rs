@@ -24,7 +24,6 @@ mod agent;
 mod breaker;
 mod cache;
 mod capability;
-#[cfg(feature = "code")]
 mod code;
 mod embed;
 mod embedding;
@@ -39,18 +38,20 @@ mod sql;
 mod vector_index;
 
 pub use crate::agent::{
-    PlannerContext, PlannerRequest, PromptContext, SessionContext, SessionStart, ToolOutput,
-    ToolResultContext, STANDING_MEMORIES,
+    PlannerContext, PlannerRequest, PromptContext, PromptOutput, SessionContext, SessionStart,
+    ToolOutput, ToolResultContext, STANDING_MEMORIES,
 };
 pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
 pub use crate::capability::{
     hyde_prompt, Generate, GenerateFuture, Rerank, RerankFuture, HYDE_MAX_TOKENS, RERANK_CANDIDATES,
 };
+pub use crate::code::{
+    AttachedMemory, CodeIndexStatus, ImpactReport, LinkedNode, Neighbour, RelatedFile,
+};
 #[cfg(feature = "code")]
 pub use crate::code::{
-    AttachedMemory, CodeIndexStatus, FlaggedMemory, ImpactReport, IndexOptions, IndexProgress,
-    IndexReport, LinkedNode, Neighbour, RelatedFile, Rename, SourceFile, MAX_FILE_BYTES,
+    FlaggedMemory, IndexOptions, IndexProgress, IndexReport, Rename, SourceFile, MAX_FILE_BYTES,
     MAX_PATH_CHARS,
 };
 pub use crate::embed::{Embed, EmbedFuture};

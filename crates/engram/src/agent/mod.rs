@@ -4,6 +4,7 @@
 //! module looks it up.
 
 mod plan;
+mod prompts;
 mod session;
 mod tools;
 
@@ -15,6 +16,7 @@ use engram_store::{Database, Statement, Value};
 use serde::{Deserialize, Serialize};
 
 pub use self::plan::{PlannerContext, PlannerRequest};
+pub use self::prompts::PromptOutput;
 pub use self::session::{SessionContext, SessionStart, STANDING_MEMORIES};
 pub use self::tools::ToolOutput;
 use crate::retrieve::json_array;

@@ -15,11 +15,9 @@ use crate::search::SearchQuery;
 use crate::{Engram, EngramError};
 
 /// Attached memories an impact answer lists for the model; the report has them all.
-#[cfg(feature = "code")]
 const MAX_IMPACT_MEMORIES: usize = 10;
 
 /// `n` and `noun`, plural unless `n` is 1.
-#[cfg(feature = "code")]
 fn counted(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
@@ -118,7 +116,6 @@ impl<D: Database> Engram<D> {
         })
     }
 
-    #[cfg(feature = "code")]
     async fn analyze_impact_tool(
         &self,
         args: AnalyzeImpactArgs,
@@ -211,19 +208,5 @@ impl<D: Database> Engram<D> {
             text,
             data: serde_json::to_value(&report).unwrap_or_default(),
         })
-    }
-
-    #[cfg(not(feature = "code"))]
-    async fn analyze_impact_tool(
-        &self,
-        args: AnalyzeImpactArgs,
-    ) -> Result<ToolOutput, EngramError> {
-        let _ = args;
-        Err(engram_core::ValidationError::field(
-            "name",
-            "analyze_impact needs engram's code intelligence, which this build leaves out \
-(the `code` feature)",
-        )
-        .into())
     }
 }

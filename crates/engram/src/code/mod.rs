@@ -1,15 +1,24 @@
 //! Code intelligence on the engram API: indexing a repository's files into the layer-1
 //! graph with its closure, marking files stale, and the queries agents ask of it.
+//!
+//! Only indexing parses source (tree-sitter, the `code` feature). The questions — impact,
+//! dependencies, neighbours, status — and marking files stale are SQL over the stored
+//! graph, so every build answers them: a Worker without parsers answers `analyze_impact`
+//! over a graph the CLI or a CI job indexed into the same database.
 
 mod impact;
+#[cfg(feature = "code")]
 mod index;
 mod sql;
 
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 
 pub use self::impact::{AttachedMemory, ImpactReport, LinkedNode, Neighbour, RelatedFile};
+#[cfg(feature = "code")]
 pub(crate) use self::index::CodeState;
+#[cfg(feature = "code")]
 use self::index::{validate, Plan};
+#[cfg(feature = "code")]
 pub use self::index::{
     FlaggedMemory, IndexOptions, IndexProgress, IndexReport, Rename, SourceFile, MAX_FILE_BYTES,
     MAX_PATH_CHARS,
@@ -50,6 +59,7 @@ async fn rows_of<D: Database>(db: &D, sql: &str, project: &str) -> Result<Rows, 
 }
 
 /// The stored generation of the project's code index, 0 before the first index.
+#[cfg(feature = "code")]
 async fn stored_generation<D: Database>(db: &D, project: &str) -> Result<i64, EngramError> {
     let rows = rows_of(db, sql::SELECT_STATE, project).await?;
     match rows.rows.first().and_then(|row| row.first()) {
@@ -69,6 +79,7 @@ impl<D: Database> Engram<D> {
     /// With [`IndexOptions::complete`], indexed files absent from `files` are deleted; a
     /// deleted file whose content reappears under a new path is reported as a rename.
     /// The host reads files; the core never touches a file system.
+    #[cfg(feature = "code")]
     pub async fn index_files(
         &self,
         files: &[SourceFile],
@@ -80,6 +91,7 @@ impl<D: Database> Engram<D> {
 
     /// [`Engram::index_files`], calling `progress` after each file is looked at (the parse
     /// phase; the write that follows is one transaction).
+    #[cfg(feature = "code")]
     pub async fn index_files_with_progress(
         &self,
         files: &[SourceFile],
@@ -129,7 +141,7 @@ impl<D: Database> Engram<D> {
     /// Marks the graph nodes of `paths`, the edges out of them and the file links from or
     /// to them stale at once — call it when a file changes on disk, before re-indexing it.
     /// Stale edges are left out of neighbourhoods and stale links out of the search boost;
-    /// impact results through stale nodes say so. [`Engram::index_files`]
+    /// impact results through stale nodes say so. `index_files` (the `code` feature)
     /// clears the mark. Returns how many nodes were marked.
     pub async fn mark_stale(&self, paths: &[String]) -> Result<u64, EngramError> {
         let now = self.host.clock.now_millis();

@@ -3,6 +3,9 @@
 //! parameter limit); lists of keys to delete travel as one JSON array expanded with
 //! `json_each`. Every value is bound; the SQL text holds only placeholders.
 
+// Without the `code` feature only the reads and the stale marks are used.
+#![cfg_attr(not(feature = "code"), allow(dead_code))]
+
 /// The index state and the files' hashes (`?1` project).
 pub const SELECT_STATE: &str =
     "SELECT generation, closure_depth FROM graph_index_state WHERE project_id = ?1";
