@@ -162,6 +162,16 @@ enum Command {
         #[arg(long)]
         explain: bool,
     },
+    /// Several searches in one round trip: a JSON array of queries (objects as the search
+    /// API takes them, or plain strings), at most 16, from a file or `-` for stdin. Prints
+    /// each answer in order (--json: an array of responses).
+    SearchMany {
+        /// The file holding the array, or `-` for stdin.
+        queries: String,
+        /// Print each result's score breakdown and the stage timings.
+        #[arg(long)]
+        explain: bool,
+    },
     /// Embed memories that have no vector of the current model (after a model switch, or
     /// when embedding failed at write time). Resumable: progress lives in the database.
     EmbedPending {
@@ -374,6 +384,12 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
             }
             let response = engram.search(&query).await?;
             output::search(&response, json, explain);
+        }
+        Command::SearchMany { queries, explain } => {
+            let queries =
+                SearchQuery::list_from_json(&read_input(&queries)?).map_err(EngramError::from)?;
+            let responses = engram.search_many(&queries).await?;
+            output::searches(&queries, &responses, json, explain);
         }
         Command::Get { id } => match engram.get(&id).await? {
             Some(memory) => output::memory(&memory, json),

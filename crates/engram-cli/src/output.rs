@@ -1,6 +1,6 @@
 //! Human and JSON output.
 
-use engram::{Memory, Remembered, SearchResponse};
+use engram::{Memory, Remembered, SearchQuery, SearchResponse};
 use serde_json::json;
 
 use crate::CliError;
@@ -19,6 +19,18 @@ pub fn remembered(stored: &Remembered, json: bool) {
     }
     if let Some(error) = &stored.embedding_error {
         eprintln!("warning: stored keyword-searchable only: {error}");
+    }
+}
+
+/// Prints the answers of a batch: each under its query's text, or one JSON array.
+pub fn searches(queries: &[SearchQuery], responses: &[SearchResponse], json: bool, explain: bool) {
+    if json {
+        say!("{}", serde_json::to_string(responses).unwrap_or_default());
+        return;
+    }
+    for (i, (query, response)) in queries.iter().zip(responses).enumerate() {
+        say!("[{i}] {}", query.text);
+        search(response, false, explain);
     }
 }
 
