@@ -591,7 +591,7 @@ SELECT 'keyword' AS kind, rid, metric, RANK() OVER (ORDER BY metric DESC) AS ran
 UNION ALL \
 SELECT 'dense', rid, metric, RANK() OVER (ORDER BY metric DESC) FROM dn WHERE metric > 0 \
 UNION ALL \
-SELECT 'graph', rid, metric, RANK() OVER (ORDER BY metric DESC) FROM gr\
+SELECT 'graph', rid, metric, {GRAPH_RANK} FROM gr\
 ) h CROSS JOIN memories m ON m.rowid = h.rid \
 UNION ALL \
 SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}{text_changes}"
@@ -611,6 +611,13 @@ SELECT rid, metric, COUNT(*) OVER () AS n FROM {fast}) WHERE n >= ?{limit} \
 UNION ALL SELECT rid, metric FROM ({exact}) LIMIT ?{limit} + 0)"
     )
 }
+
+/// A graph candidate's rank: the place of the last candidate with its score. The graph's
+/// score is a sum of a few fixed weights, so ties are common — a name defined in many
+/// files credits every chunk of each alike — and a group of fifty equal candidates holds
+/// no first place: ranking each of them first gave them fifty first places' weight in the
+/// fusion. (Keyword and dense scores are continuous, where a tie is a duplicate.)
+const GRAPH_RANK: &str = "COUNT(*) OVER (ORDER BY metric DESC)";
 
 /// The graph path's CTEs, ending in `gr`: memories scored by the code names the query
 /// holds (the symbols so named, their files), by the recent files and their neighbours,
