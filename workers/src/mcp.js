@@ -9,11 +9,6 @@
 // Newest first; a client asking for another version is offered the newest.
 const PROTOCOL_VERSIONS = ["2025-06-18", "2025-03-26", "2024-11-05"];
 
-const INSTRUCTIONS = "engram is this project's long-term memory. Call search_memory before changing " +
-  "unfamiliar code or when an error looks familiar; call record_memory when you learn something a " +
-  "later session should know (a trap, an error and its fix, an approach that failed, a decision); " +
-  "call analyze_impact before changing a widely used file or function.";
-
 // JSON-RPC error codes.
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
@@ -37,7 +32,7 @@ function paramsObject(params) {
 }
 
 // The answer to one request: its result, or throws `{ rpcCode, message }`.
-async function answer(message, open, toolDefinitions, promptDefinitions) {
+async function answer(message, open, { toolDefinitions, promptDefinitions, serverInstructions }) {
   const params = paramsObject(message.params);
   switch (message.method) {
     case "initialize": {
@@ -46,7 +41,7 @@ async function answer(message, open, toolDefinitions, promptDefinitions) {
         protocolVersion: PROTOCOL_VERSIONS.includes(asked) ? asked : PROTOCOL_VERSIONS[0],
         capabilities: { tools: {}, prompts: {} },
         serverInfo: { name: "engram", version: "0.1.0" },
-        instructions: INSTRUCTIONS,
+        instructions: serverInstructions(),
       };
     }
     case "ping":
@@ -83,8 +78,9 @@ async function answer(message, open, toolDefinitions, promptDefinitions) {
 }
 
 // Serves one POST to /mcp. `open` resolves to the request's engram handle (opened only for
-// calls that need the database); the definitions come from the npm package.
-export async function serveMcp(request, open, { toolDefinitions, promptDefinitions }) {
+// calls that need the database); the definitions and instructions come from the npm
+// package.
+export async function serveMcp(request, open, engram) {
   if (request.method !== "POST") {
     return new Response(null, { status: 405, headers: { allow: "POST" } });
   }
@@ -110,7 +106,7 @@ export async function serveMcp(request, open, { toolDefinitions, promptDefinitio
     return new Response(null, { status: 202 });
   }
   try {
-    const result = await answer(message, open, toolDefinitions, promptDefinitions);
+    const result = await answer(message, open, engram);
     return jsonResponse({ jsonrpc: "2.0", id: message.id, result });
   } catch (e) {
     if (typeof e?.rpcCode === "number") return rpcError(message.id, e.rpcCode, e.message);

@@ -140,6 +140,7 @@ test("an MCP client uses the tools and the session-context prompt over streamabl
   const init = await request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } });
   assert.equal(init.result.protocolVersion, "2025-06-18");
   assert.equal(init.result.serverInfo.name, "engram");
+  assert.match(init.result.instructions, /search_memory/);
   assert.ok(init.result.capabilities.tools && init.result.capabilities.prompts);
   const later = await request("initialize", { protocolVersion: "2099-01-01" });
   assert.equal(later.result.protocolVersion, "2025-06-18");

@@ -24,6 +24,14 @@ pub const MAX_TOOL_RESULTS: u32 = 10;
 /// Deepest `analyze_impact` goes (the closure table stores three hops).
 pub const MAX_IMPACT_DEPTH: u32 = 3;
 
+/// What a server offering the tools tells the model about engram when a client connects
+/// (MCP's `instructions`).
+pub const SERVER_INSTRUCTIONS: &str = "engram is this project's long-term memory. Call \
+search_memory before changing unfamiliar code or when an error looks familiar; call \
+record_memory when you learn something a later session should know (a trap, an error and its \
+fix, an approach that failed, a decision); call analyze_impact before changing a widely used \
+file or function.";
+
 /// One tool, described for a model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDefinition {

@@ -21,12 +21,6 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::CliError;
 
-/// What the server tells the model about engram when a client connects.
-const INSTRUCTIONS: &str = "engram is this project's long-term memory. Call search_memory \
-before changing unfamiliar code or when an error looks familiar; call record_memory when you \
-learn something a later session should know (a trap, an error and its fix, an approach that \
-failed, a decision); call analyze_impact before changing a widely used file or function.";
-
 /// One request on its way to the engram, with where to send the answer.
 enum Request {
     /// A tool call.
@@ -73,7 +67,7 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("engram", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(tools::SERVER_INSTRUCTIONS)
     }
 
     async fn list_tools(

@@ -2,38 +2,10 @@
 //! would use it (tool definitions, a tool call, a tool result's memories, a step, the
 //! session start, planning), with bad requests refused by name.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
+use common::{engram, stdout};
 use serde_json::Value;
-
-fn engram(db: &std::path::Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .arg("--db")
-        .arg(db)
-        .arg("--no-embed")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("engram runs");
-    let mut input = child.stdin.take().expect("stdin");
-    input
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .expect("stdin written");
-    drop(input);
-    child.wait_with_output().expect("engram exits")
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 #[test]
 fn the_agent_commands_serve_a_session_from_the_command_line() {

@@ -1,27 +1,12 @@
 //! `engram search-many`: several searches from a JSON array on stdin or in a file, each
 //! answered as `engram search` answers it alone, and a bad entry refused by its index.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
+use std::process::Output;
+
+use common::engram;
 use serde_json::Value;
-
-fn engram(db: &std::path::Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .arg("--db")
-        .arg(db)
-        .arg("--no-embed")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("engram runs");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.as_bytes()).expect("stdin written");
-    drop(input);
-    child.wait_with_output().expect("engram exits")
-}
 
 fn json(output: &Output) -> Value {
     assert!(
@@ -55,12 +40,12 @@ fn a_batch_answers_each_query_as_search_does_and_names_a_bad_entry() {
             "flaky snapshot tests come from unsorted map output",
         ),
     ] {
-        let added = engram(&db, &["remember", "--type", kind, content], "");
+        let added = engram(&db, &["remember", "--type", kind, content], None);
         assert!(added.status.success(), "{added:?}");
     }
 
     let batch = r#"["migration DATABASE_URL", {"text": "snapshot tests", "types": ["gotcha"], "limit": 2}, "tokio version"]"#;
-    let answers = json(&engram(&db, &["--json", "search-many", "-"], batch));
+    let answers = json(&engram(&db, &["--json", "search-many", "-"], Some(batch)));
     let answers = answers.as_array().expect("an array of responses");
     assert_eq!(answers.len(), 3);
     for (answer, alone) in answers.iter().zip([
@@ -76,14 +61,14 @@ fn a_batch_answers_each_query_as_search_does_and_names_a_bad_entry() {
         ],
         vec!["--json", "search", "tokio version"],
     ]) {
-        let alone = json(&engram(&db, &alone, ""));
+        let alone = json(&engram(&db, &alone, None));
         assert!(!ids(answer).is_empty(), "{answer}");
         assert_eq!(ids(answer), ids(&alone));
     }
 
     let file = dir.join("queries.json");
     std::fs::write(&file, r#"["snapshot tests"]"#).unwrap();
-    let text = engram(&db, &["search-many", file.to_str().unwrap()], "");
+    let text = engram(&db, &["search-many", file.to_str().unwrap()], None);
     let printed = String::from_utf8_lossy(&text.stdout);
     assert!(printed.starts_with("[0] snapshot tests\n"), "{printed}");
     assert!(printed.contains("unsorted map output"), "{printed}");
@@ -91,7 +76,7 @@ fn a_batch_answers_each_query_as_search_does_and_names_a_bad_entry() {
     let bad = engram(
         &db,
         &["search-many", "-"],
-        r#"["ok", {"text": "x", "limit": 0}]"#,
+        Some(r#"["ok", {"text": "x", "limit": 0}]"#),
     );
     assert!(!bad.status.success());
     let error = String::from_utf8_lossy(&bad.stderr);

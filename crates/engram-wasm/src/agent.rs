@@ -45,6 +45,13 @@ pub fn tool_definitions(
     types::to_js(&render(format))
 }
 
+/// What a server offering engram's tools tells the model about engram when a client
+/// connects (MCP's `instructions`).
+#[wasm_bindgen(js_name = serverInstructions)]
+pub fn server_instructions() -> String {
+    engram::agent_loop::tools::SERVER_INSTRUCTIONS.to_owned()
+}
+
 /// engram's prompts (`session_context`) as a Model Context Protocol `prompts/list` lists
 /// them: `{name, title, description, arguments: [{name, description, required}]}`.
 #[wasm_bindgen(js_name = promptDefinitions, unchecked_return_type = "PromptDefinition[]")]

@@ -1,0 +1,35 @@
+//! The `engram` binary run on a database file, for the test binaries that shell out to it.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// Runs `engram --db DB --no-embed ARGS` with `stdin` (or nothing) on its standard input.
+pub fn engram(db: &std::path::Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--db")
+        .arg(db)
+        .arg("--no-embed")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("engram runs");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .expect("stdin written");
+    drop(input);
+    child.wait_with_output().expect("engram exits")
+}
+
+/// The standard output of a run that must have succeeded.
+pub fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
