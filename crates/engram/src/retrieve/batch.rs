@@ -42,7 +42,7 @@ impl<D: Database> Engram<D> {
         queries: &[SearchQuery],
     ) -> Result<Vec<SearchResponse>, EngramError> {
         SearchQuery::validate_batch(queries)?;
-        Ok(self.search_with(queries, Vec::new()).await?.0)
+        Ok(self.search_checked(queries, Vec::new()).await?.0)
     }
 
     /// [`Engram::search_many`], with `reads` sent in the same round trip after the
@@ -56,6 +56,15 @@ impl<D: Database> Engram<D> {
         for query in queries {
             query.validate()?;
         }
+        self.search_checked(queries, reads).await
+    }
+
+    /// [`Engram::search_with`] on queries already validated.
+    async fn search_checked(
+        &self,
+        queries: &[SearchQuery],
+        reads: Vec<Statement>,
+    ) -> Result<(Vec<SearchResponse>, Vec<Rows>), EngramError> {
         let clock = self.host.clock.as_ref();
         let started = clock.now_micros();
         let mut pending: Vec<Pending<'_>> = queries
