@@ -23,6 +23,6 @@ pub mod tools;
 
 pub use inject::{Injection, InjectionKind};
 pub use plan::{Calibration, CalibrationSample, StepLimit, StepLimitRequest};
-pub use prompts::{PromptCall, PromptDefinition};
+pub use prompts::PromptDefinition;
 pub use step::{RecordedEntry, StepPlan, StepRequest};
 pub use tools::{ToolCall, ToolDefinition, ToolFormat};
