@@ -134,6 +134,7 @@ def _run_agent_step(engram, step, ids):
         "augment": lambda: engram.augment_tool_result(data),
         "step": lambda: engram.step_injection(data),
         "sessionContext": lambda: engram.session_context(data),
+        "getPrompt": lambda: engram.get_prompt(data.get("name", ""), data.get("arguments", {})),
         "calibrate": lambda: engram.record_calibration(data),
         "stepLimit": lambda: engram.step_limit(data),
         "plannerContext": lambda: engram.planner_context(data),

@@ -159,6 +159,7 @@ async function runAgentStep(engram, step, ids) {
     augment: () => engram.augmentToolResult(input),
     step: () => engram.stepInjection(input),
     sessionContext: () => engram.sessionContext(input),
+    getPrompt: () => engram.getPrompt(input.name, input.arguments),
     calibrate: () => engram.recordCalibration(input),
     stepLimit: () => engram.stepLimit(input),
     plannerContext: () => engram.plannerContext(input),

@@ -1,7 +1,8 @@
 // engram as a Cloudflare Worker: POST /v1/remember, /v1/search, /v1/search-many, /v1/get,
-// /v1/forget, /v1/embed-pending, /v1/impact (the code graph another host indexed into the
-// same database: the Worker parses no source), and the agent loop's /v1/tools, /v1/tool,
-// /v1/session-context, /v1/augment, /v1/step, /v1/calibration, /v1/step-limit and /v1/plan;
+// /v1/forget, /v1/embed-pending, /v1/impact, /v1/dependencies and /v1/neighbours (the code
+// graph another host indexed into the same database: the Worker parses no source), and the
+// agent loop's /v1/tools, /v1/tool, /v1/session-context, /v1/prompts, /v1/prompt,
+// /v1/augment, /v1/step, /v1/calibration, /v1/step-limit and /v1/plan;
 // and the same tools plus the session_context prompt over MCP's streamable HTTP at /mcp
 // (src/mcp.js).
 //
@@ -103,16 +104,23 @@ const routes = {
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),
   // The agent loop (SPEC §7): engram's tools for a model, the session start's context,
   // memories for a file's tool result, the step-injection decider (an Injection or null).
-  "/v1/impact": async (engram, body) => {
-    const depth = body?.maxDepth;
-    if (depth != null && !(Number.isInteger(depth) && depth >= 1 && depth <= 3)) {
-      return failure("invalid_input", "maxDepth must be 1, 2 or 3 (the closure stores three hops)", [{ field: "maxDepth", problem: "must be 1, 2 or 3" }]);
+  // The code graph another host indexed: what a change impacts, what a file depends on,
+  // the files one edge away. The closure stores three hops, so a depth is 1, 2 or 3.
+  "/v1/impact": async (engram, body) => withDepth(body, (depth) => engram.analyzeImpact(String(body?.target ?? ""), depth)),
+  "/v1/dependencies": async (engram, body) => withDepth(body, (depth) => engram.dependencies(String(body?.file ?? ""), depth)),
+  "/v1/neighbours": async (engram, body) => {
+    const files = body?.files;
+    if (!Array.isArray(files) || !files.every((f) => typeof f === "string")) {
+      return failure("invalid_input", "files must be an array of paths", [{ field: "files", problem: "must be an array of strings" }]);
     }
-    return json(await engram.analyzeImpact(String(body?.target ?? ""), depth ?? undefined));
+    return json(await engram.neighbours(files));
   },
   "/v1/tools": async (_engram, body) => json(toolDefinitions(body?.format)),
   "/v1/tool": async (engram, body) => json(await engram.callTool(String(body?.name ?? ""), body?.arguments ?? {})),
   "/v1/session-context": async (engram, body) => json(await engram.sessionContext(body ?? {})),
+  // The session_context prompt as MCP's prompts/get runs it: `{ name, arguments }`.
+  "/v1/prompts": async () => json(promptDefinitions()),
+  "/v1/prompt": async (engram, body) => json(await engram.getPrompt(String(body?.name ?? ""), body?.arguments ?? {})),
   "/v1/augment": async (engram, body) => json(await engram.augmentToolResult(body)),
   "/v1/step": async (engram, body) => json(await engram.stepInjection(body)),
   // Planning: a finished work unit's steps, the step limit they imply, the planner's context.
@@ -120,6 +128,15 @@ const routes = {
   "/v1/step-limit": async (engram, body) => json(await engram.stepLimit(body)),
   "/v1/plan": async (engram, body) => json(await engram.plannerContext(body)),
 };
+
+// Answers `ask(depth)` when the body's `maxDepth` is absent or 1 to 3, else names it.
+async function withDepth(body, ask) {
+  const depth = body?.maxDepth;
+  if (depth != null && !(Number.isInteger(depth) && depth >= 1 && depth <= 3)) {
+    return failure("invalid_input", "maxDepth must be 1, 2 or 3 (the closure stores three hops)", [{ field: "maxDepth", problem: "must be 1, 2 or 3" }]);
+  }
+  return json(await ask(depth ?? undefined));
+}
 
 export default {
   async fetch(request, env) {

@@ -70,6 +70,9 @@ function client(projectId, token = TOKEN) {
     forget: async (id) => (await call("forget", { id })).forgotten,
     callTool: (name, args) => call("tool", { name, arguments: args }),
     impact: (request) => call("impact", request),
+    dependencies: (request) => call("dependencies", request),
+    neighbours: (request) => call("neighbours", request),
+    getPrompt: (name, args) => call("prompt", { name, arguments: args }),
     sessionContext: (start) => call("session-context", start ?? {}),
     augmentToolResult: (context) => call("augment", context),
     stepInjection: (request) => call("step", request),
@@ -200,6 +203,13 @@ test("the Worker answers impact questions over a graph the npm package indexed i
   assert.match(tool.text, /Job\.run/);
   await assert.rejects(api.impact({ target: "x", maxDepth: 9 }), (e) => e.code === "invalid_input" && e.violations[0].field === "maxDepth");
   await assert.rejects(api.impact({ target: " " }), (e) => e.code === "invalid_input" && e.violations[0].field === "target");
+  const dependencies = await api.dependencies({ file: "pkg/job.py", maxDepth: 1 });
+  assert.deepEqual(dependencies.files.map((f) => [f.path, f.depth]), [["pkg/base.py", 1]]);
+  assert.ok(dependencies.nodes.some((n) => n.id === "pkg/base.py#class:Base"), JSON.stringify(dependencies.nodes));
+  const neighbours = await api.neighbours({ files: ["pkg/base.py"] });
+  assert.deepEqual(neighbours.map((n) => n.path), ["pkg/job.py"]);
+  await assert.rejects(api.dependencies({ file: "pkg/job.py", maxDepth: 0 }), (e) => e.violations[0].field === "maxDepth");
+  await assert.rejects(api.neighbours({ files: "pkg/base.py" }), (e) => e.code === "invalid_input" && e.violations[0].field === "files");
 });
 
 for (const vectorIndex of ["off", "on"]) test(`with EMBEDDINGS=static (VECTOR_INDEX=${vectorIndex}) the Worker embeds with the edge model and searches hybrid`, async () => {

@@ -270,9 +270,8 @@ fn with_ids(input: &Json, ids: &HashMap<String, String>) -> Json {
     input
 }
 
-/// One agent-loop call (`call`: callTool, augment, step, sessionContext, calibrate,
-/// stepLimit or plannerContext) and its
-/// expectations on the answer's JSON.
+/// One agent-loop call (`call`: callTool, augment, step, sessionContext, getPrompt,
+/// calibrate, stepLimit or plannerContext) and its expectations on the answer's JSON.
 async fn agent_step<D: Database>(
     engram: &Engram<D>,
     step: &Json,
@@ -334,6 +333,13 @@ async fn agent_step<D: Database>(
                 .map(|o| serde_json::to_value(o).unwrap_or_default()),
             Err(e) => Err(e.into()),
         },
+        "getPrompt" => engram
+            .get_prompt(
+                input["name"].as_str().unwrap_or_default(),
+                &input["arguments"].to_string(),
+            )
+            .await
+            .map(|o| serde_json::to_value(o).unwrap_or_default()),
         other => return Err(format!("unknown agent call {other:?}")),
     };
     let answer = match (result, step.get("expectError")) {

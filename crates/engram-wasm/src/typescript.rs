@@ -295,7 +295,7 @@ export interface StepLimit { maxSteps: number; baseMaxSteps: number; factor: num
 export interface PlannerRequest { task: string; modules?: string[]; methodology?: string; budget?: number; }
 export interface PlannerContext {
   text: string; memoryIds: string[]; tokens: number; budget: number; omitted: string[];
-  calibrations: Calibration[]; warnings: string[];
+  calibrations: Calibration[]; modules: string[]; warnings: string[];
 }
 export interface EngramError extends Error {
   code: "invalid_input" | "unauthorized" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable";

@@ -1,6 +1,7 @@
 //! Planning from memory (SPEC §7): task calibrations recorded as work units finish, the
 //! step limit they imply, and the planner's context.
 
+use engram_agent::named_modules::named_modules;
 use engram_agent::plan::{
     self, check_label, check_modules, step_limit, Calibration, CalibrationSample, StepLimit,
     StepLimitRequest, PLANNER_SECTIONS,
@@ -26,6 +27,10 @@ const SELECT_CALIBRATIONS: &str = "SELECT module, methodology, samples, planned_
 actual_steps, memory_id FROM task_calibrations WHERE project_id = ?1 AND methodology = ?2 \
 AND module IN (SELECT value FROM json_each(?3))";
 
+/// The most calibrations the planner reads when the request names no modules; a project
+/// has one per module and methodology.
+const MAX_CALIBRATIONS_READ: u32 = 512;
+
 /// Adds one work unit to a module's totals (`?1` project, `?2` module, `?3` methodology,
 /// `?4` planned, `?5` actual, `?6` the new memory, `?7` now): the arithmetic is the
 /// database's, so two runtimes reporting at once both count.
@@ -43,7 +48,8 @@ pub struct PlannerRequest {
     /// The task to plan.
     pub task: String,
     /// The modules it works in: calibrations, dead ends, coupled files and outcomes are
-    /// theirs (without modules, the task's search alone decides and no calibration shows).
+    /// theirs. Without modules, the task's search alone decides, and the calibrations shown
+    /// are those of the calibrated modules the task names.
     #[serde(default)]
     pub modules: Vec<String>,
     /// The methodology that plans it (default `native`), for its calibrations.
@@ -102,6 +108,9 @@ pub struct PlannerContext {
     /// The calibrations of the task's modules, most overrun first: multiply estimates by
     /// their ratio.
     pub calibrations: Vec<Calibration>,
+    /// The modules the calibrations are for: the request's, or, when it names none, the
+    /// calibrated modules its task names (see [`engram_agent::named_modules`]).
+    pub modules: Vec<String>,
     /// What went wrong on the way (a skipped dense path, say).
     pub warnings: Vec<String>,
 }
@@ -205,7 +214,7 @@ impl<D: Database> Engram<D> {
     }
 
     /// The planner's context (SPEC §7, seeds 000 §10): the calibrations of the task's
-    /// modules, their dead ends (constraints for the plan), coupled files (scope), recent
+    /// modules (of those the task names when the request gives none), their dead ends (constraints for the plan), coupled files (scope), recent
     /// work-unit outcomes and the task's recipes, in sections packed into the budget. One
     /// round trip: the calibrations are read with the sections' searches.
     pub async fn planner_context(
@@ -225,30 +234,37 @@ impl<D: Database> Engram<D> {
                 query
             })
             .collect();
-        let reads = if request.modules.is_empty() {
-            Vec::new()
-        } else {
-            vec![Statement::with_params(
-                format!(
-                    "SELECT {MEMORY_COLUMNS}, c.module, c.methodology, c.samples, \
+        // Without modules, every calibrated module is read, and those the task names count.
+        let read = Statement::with_params(
+            format!(
+                "SELECT {MEMORY_COLUMNS}, c.module, c.methodology, c.samples, \
 c.planned_steps, c.actual_steps, c.memory_id FROM task_calibrations c \
 JOIN memories m ON m.id = c.memory_id AND m.deprecated = 0 \
-WHERE c.project_id = ?1 AND c.methodology = ?2 \
-AND c.module IN (SELECT value FROM json_each(?3))"
-                ),
-                self.calibration_params(request.methodology(), &request.modules),
-            )]
-        };
-        let (answers, rows) = self.search_with(&queries, reads).await?;
+WHERE c.project_id = ?1 AND c.methodology = ?2 AND (json_array_length(?3) = 0 \
+OR c.module IN (SELECT value FROM json_each(?3))) \
+ORDER BY c.samples DESC, c.module LIMIT {MAX_CALIBRATIONS_READ}"
+            ),
+            self.calibration_params(request.methodology(), &request.modules),
+        );
+        let (answers, rows) = self.search_with(&queries, vec![read]).await?;
         let mut warnings = Vec::new();
         let mut ranked: Vec<Candidate> = Vec::new();
         let mut calibrations = Vec::new();
+        let mut modules = request.modules.clone();
         if let Some(rows) = rows.first() {
             let mut found = calibrations_from(rows, MEMORY_COLUMN_COUNT)?
                 .into_iter()
                 .zip(&rows.rows)
                 .map(|((calibration, _), row)| Ok((calibration, memory_from_row(row)?)))
                 .collect::<Result<Vec<_>, StoreError>>()?;
+            if request.modules.is_empty() {
+                let known: Vec<&str> = found.iter().map(|(c, _)| c.module.as_str()).collect();
+                modules = named_modules(&request.task, &known)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect();
+                found.retain(|(c, _)| modules.contains(&c.module));
+            }
             found.sort_by(|(a, _), (b, _)| {
                 b.ratio
                     .total_cmp(&a.ratio)
@@ -280,6 +296,7 @@ AND c.module IN (SELECT value FROM json_each(?3))"
             packed: pack_in_sections(&ranked, &plan::planner_budget(request.budget), &sections)
                 .into(),
             calibrations,
+            modules,
             warnings,
         })
     }
