@@ -102,8 +102,6 @@ const routes = {
   },
   "/v1/forget": async (engram, body) => json({ forgotten: await engram.forget(String(body?.id ?? "")) }),
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),
-  // The agent loop (SPEC §7): engram's tools for a model, the session start's context,
-  // memories for a file's tool result, the step-injection decider (an Injection or null).
   // The code graph another host indexed: what a change impacts, what a file depends on,
   // the files one edge away. The closure stores three hops, so a depth is 1, 2 or 3.
   "/v1/impact": async (engram, body) => withDepth(body, (depth) => engram.analyzeImpact(String(body?.target ?? ""), depth)),
@@ -115,6 +113,8 @@ const routes = {
     }
     return json(await engram.neighbours(files));
   },
+  // The agent loop (SPEC §7): engram's tools for a model, the session start's context,
+  // memories for a file's tool result, the step-injection decider (an Injection or null).
   "/v1/tools": async (_engram, body) => json(toolDefinitions(body?.format)),
   "/v1/tool": async (engram, body) => json(await engram.callTool(String(body?.name ?? ""), body?.arguments ?? {})),
   "/v1/session-context": async (engram, body) => json(await engram.sessionContext(body ?? {})),

@@ -214,9 +214,10 @@ impl<D: Database> Engram<D> {
     }
 
     /// The planner's context (SPEC §7, seeds 000 §10): the calibrations of the task's
-    /// modules (of those the task names when the request gives none), their dead ends (constraints for the plan), coupled files (scope), recent
-    /// work-unit outcomes and the task's recipes, in sections packed into the budget. One
-    /// round trip: the calibrations are read with the sections' searches.
+    /// modules (of those the task names when the request gives none), their dead ends
+    /// (constraints for the plan), coupled files (scope), recent work-unit outcomes and the
+    /// task's recipes, in sections packed into the budget. One round trip: the
+    /// calibrations are read with the sections' searches.
     pub async fn planner_context(
         &self,
         request: &PlannerRequest,
@@ -252,19 +253,23 @@ ORDER BY c.samples DESC, c.module LIMIT {MAX_CALIBRATIONS_READ}"
         let mut calibrations = Vec::new();
         let mut modules = request.modules.clone();
         if let Some(rows) = rows.first() {
-            let mut found = calibrations_from(rows, MEMORY_COLUMN_COUNT)?
-                .into_iter()
-                .zip(&rows.rows)
-                .map(|((calibration, _), row)| Ok((calibration, memory_from_row(row)?)))
-                .collect::<Result<Vec<_>, StoreError>>()?;
+            let read = calibrations_from(rows, MEMORY_COLUMN_COUNT)?;
             if request.modules.is_empty() {
-                let known: Vec<&str> = found.iter().map(|(c, _)| c.module.as_str()).collect();
+                let known: Vec<&str> = read.iter().map(|(c, _)| c.module.as_str()).collect();
                 modules = named_modules(&request.task, &known)
                     .into_iter()
                     .map(str::to_owned)
                     .collect();
-                found.retain(|(c, _)| modules.contains(&c.module));
             }
+            // The read holds the request's modules only; the task's are picked from it, and
+            // only the kept calibrations' memories are decoded.
+            let kept = |module: &String| !request.modules.is_empty() || modules.contains(module);
+            let mut found = read
+                .into_iter()
+                .zip(&rows.rows)
+                .filter(|((calibration, _), _)| kept(&calibration.module))
+                .map(|((calibration, _), row)| Ok((calibration, memory_from_row(row)?)))
+                .collect::<Result<Vec<_>, StoreError>>()?;
             found.sort_by(|(a, _), (b, _)| {
                 b.ratio
                     .total_cmp(&a.ratio)
