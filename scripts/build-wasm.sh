@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds crates/engram-wasm for wasm32-unknown-unknown and generates its JS bindings (target
+# web: one build serves Node, browsers, Electron and Workers through init/initSync).
+#
+#   scripts/build-wasm.sh OUT_DIR [cargo build arguments...]
+#
+# The profile is ENGRAM_WASM_PROFILE: wasm-release (the default, what ships: whole-program
+# LTO, one codegen unit) or wasm-ci (the test suite's: thin LTO, parallel codegen, the same
+# code otherwise). The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock
+# (scripts/setup.sh installs it); no wasm-opt pass (see ../shared/TOOLCHAIN.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/build-wasm.sh OUT_DIR [cargo build arguments...]}
+shift
+profile=${ENGRAM_WASM_PROFILE:-wasm-release}
+target_dir=${CARGO_TARGET_DIR:-$PWD/target}
+cargo build --target wasm32-unknown-unknown -p engram-wasm --profile "$profile" "$@"
+rm -rf "$out"
+wasm-bindgen --target web --out-dir "$out" --out-name engram \
+  "$target_dir/wasm32-unknown-unknown/$profile/engram_wasm.wasm"
