@@ -16,5 +16,8 @@ profile=${ENGRAM_WASM_PROFILE:-wasm-release}
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 cargo build --target wasm32-unknown-unknown -p engram-wasm --profile "$profile" "$@"
 rm -rf "$out"
+# Cargo writes the dev profile's output under `debug`.
+profile_dir=$profile
+[ "$profile" = dev ] && profile_dir=debug
 wasm-bindgen --target web --out-dir "$out" --out-name engram \
-  "$target_dir/wasm32-unknown-unknown/$profile/engram_wasm.wasm"
+  "$target_dir/wasm32-unknown-unknown/$profile_dir/engram_wasm.wasm"

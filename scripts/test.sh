@@ -7,6 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/engram/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A CI run compiles the workspace once, from a fresh clone: incremental compilation only adds
+# work there, and full debug info for the test binaries costs a quarter of their compile
+# (measured on the conformance tests); line tables keep backtraces' file and line.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
 # The evaluation data (../shared/eval beside the repository on this machine kind); tests and
 # the eval subset skip with a message when it is absent.
 if [ -z "${ENGRAM_EVAL_DIR:-}" ]; then

@@ -1,5 +1,5 @@
 //! engram on an embedded libSQL file, for the test binaries that use one. (Kept out of
-//! `common.rs`: the rusqlite test binary must not link libSQL's SQLite as well.)
+//! `common`: the rusqlite test binary must not link libSQL's SQLite as well.)
 #![allow(dead_code)]
 
 use engram::{Engram, EngramConfig, Host};

@@ -1,5 +1,5 @@
 //! The real MiniLM model and engram instances that embed with it, for the test binaries
-//! that need them (kept out of `common.rs`, which every binary includes).
+//! that need them (kept out of `common`, which every binary includes).
 #![allow(dead_code)]
 
 use std::path::PathBuf;

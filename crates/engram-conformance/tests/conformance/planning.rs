@@ -3,17 +3,14 @@
 //! worst overrun among the task's modules in one request, and the planner's context comes
 //! in sections within its budget; both databases give the same answers.
 
-mod common;
-mod file_db;
-
-use common::{nonce, CountingTransport};
+use crate::common::{nonce, CountingTransport};
+use crate::file_db::{open_db, open_engram};
 use engram::{
     CalibrationSample, Database, Engram, EngramConfig, Host, MemoryType, NewMemory, PlannerRequest,
     StepLimitRequest,
 };
 use engram_hrana::HranaClient;
 use engram_testserver::{ServerConfig, TestServer};
-use file_db::{open_db, open_engram};
 
 fn sample(module: &str, planned: u32, actual: u32) -> CalibrationSample {
     CalibrationSample {

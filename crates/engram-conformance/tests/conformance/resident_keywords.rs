@@ -4,15 +4,12 @@
 //! under filters, and for queries it leaves to FTS5; every search is one round trip. The
 //! corpus is this repository's own text, split into memories of a few lines each.
 
-mod common;
-mod file_db;
-
-use common::{nonce, open_project, CountingTransport};
+use crate::common::{nonce, open_project, CountingTransport};
+use crate::file_db::open_db;
 use engram::{Database, Engram, MemoryType, NewMemory, SearchMode, SearchQuery, SearchResponse};
 use engram_hrana::HranaClient;
 use engram_store::{Statement, Value};
 use engram_testserver::{ServerConfig, TestServer};
-use file_db::open_db;
 
 /// Memories of four lines each from the README, a docs page and some sources, tagged by
 /// file kind and related to their file, plus a few in other scripts.

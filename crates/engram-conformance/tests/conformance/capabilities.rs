@@ -3,11 +3,9 @@
 //! drives HyDE for weak explicit searches only. The reranker, LLM and embedder here are
 //! fakes standing in for what a host provides.
 
-mod common;
-
 use std::cell::Cell;
 
-use common::{temp_db, FakeWordEmbedder};
+use crate::common::{temp_db, FakeWordEmbedder};
 use engram::{
     Engram, EngramConfig, Generate, GenerateFuture, Host, MemoryType, NewMemory, Rerank,
     RerankFuture, SearchIntent, SearchQuery,

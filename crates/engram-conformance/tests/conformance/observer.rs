@@ -3,17 +3,14 @@
 //! unfinished session is recovered from its checkpoint as cancelled, the statistics tables
 //! are updated, and no secret from a tool result reaches a stored memory.
 
-mod common;
-mod file_db;
-
-use common::FakeWordEmbedder;
+use crate::common::FakeWordEmbedder;
+use crate::file_db::{open_db, open_engram};
 use engram::observer::{
     Event, Outcome, PathNormalizer, Scratchpad, SessionKind, ToolCall, ToolResult,
 };
 use engram::{MemorySource, SearchQuery};
 use engram_libsql::LocalDatabase;
 use engram_store::{Database, Statement};
-use file_db::{open_db, open_engram};
 use serde_json::json;
 
 fn session(id: &str, commands: &[(&str, &str, bool)]) -> Scratchpad {

@@ -2,9 +2,7 @@
 //! registered vector functions. (A separate test binary: libSQL and a bundled SQLite cannot
 //! be linked into one executable.)
 
-mod common;
-
-use common::{nonce, API_VECTORS};
+use crate::common::{self, nonce, API_VECTORS};
 use engram::{Engram, EngramConfig, Host};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_sqlite::SqliteDatabase;

@@ -2,17 +2,14 @@
 //! keep memories keyword-searchable, and resumable re-embedding after a model switch.
 //! Real model where the behaviour depends on it; named fakes where a failure must be forced.
 
-mod common;
-mod real_model;
-
 use std::cell::Cell;
 
+use crate::real_model::real_model;
 use engram::{
     Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchMode, SearchQuery,
 };
 use engram_embed::MINILM_INT8_ID;
 use engram_sqlite::SqliteDatabase;
-use real_model::real_model;
 
 fn query(text: &str, mode: SearchMode) -> SearchQuery {
     SearchQuery {

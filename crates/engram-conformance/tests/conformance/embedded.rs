@@ -1,8 +1,6 @@
 //! The storage suite and API vectors on the embedded libSQL file (the CLI's default).
 
-mod common;
-
-use common::{nonce, temp_db, API_VECTORS};
+use crate::common::{nonce, temp_db, API_VECTORS};
 use engram::{Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_libsql::LocalDatabase;

@@ -2,16 +2,13 @@
 //! file: the same scenario gives the same rankings, and every search is exactly one HTTP
 //! request (rusqlite runs the scenario in `sqlite.rs`).
 
-mod common;
-mod file_db;
-
-use common::{nonce, CountingTransport, FakeWordEmbedder};
+use crate::common::{nonce, CountingTransport, FakeWordEmbedder};
+use crate::file_db::{open_db, open_engram};
 use engram::{Engram, EngramConfig, Host, SearchQuery};
 use engram_conformance::retrieval::retrieval_suite;
 use engram_hrana::HranaClient;
 use engram_store::Database;
 use engram_testserver::{ServerConfig, TestServer};
-use file_db::{open_db, open_engram};
 
 #[tokio::test]
 async fn retrieval_agrees_over_http_and_on_a_file_in_one_round_trip() {

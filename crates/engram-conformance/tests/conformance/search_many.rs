@@ -2,13 +2,11 @@
 //! `Engram::search` answers it alone, with the real model, by every mode and filter, with
 //! and without resident vectors; the distinct query texts are embedded in one call.
 
-mod common;
-mod real_model;
-
 use std::cell::Cell;
 use std::rc::Rc;
 
-use common::{nonce, CountingTransport, StillClock};
+use crate::common::{nonce, CountingTransport, StillClock};
+use crate::real_model::real_model;
 use engram::{
     Database, Embed, EmbedFuture, Engram, EngramConfig, Host, MemoryType, NewMemory, OsEntropy,
     Phase, SearchIntent, SearchMode, SearchQuery, SearchResponse,
@@ -16,7 +14,6 @@ use engram::{
 use engram_embed::EngramEmbedder;
 use engram_hrana::HranaClient;
 use engram_testserver::{ServerConfig, TestServer};
-use real_model::real_model;
 
 /// The real model, counting the calls and texts it is asked to embed.
 struct CountingModel {

@@ -1,9 +1,7 @@
 //! The storage suite and API vectors over real HTTP against engram-testserver (a libSQL
 //! engine), with the native reqwest transport.
 
-mod common;
-
-use common::{nonce, CountingTransport, API_VECTORS};
+use crate::common::{nonce, CountingTransport, API_VECTORS};
 use engram::{Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_hrana::{HranaClient, ReqwestTransport};

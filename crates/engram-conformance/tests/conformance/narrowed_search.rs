@@ -4,15 +4,12 @@
 //! find: the same memories with the same scores, by keyword and by vector, with and without
 //! resident vectors.
 
-mod common;
-mod file_db;
-
-use common::{FakeWordEmbedder, StillClock};
+use crate::common::{FakeWordEmbedder, StillClock};
+use crate::file_db::open_db;
 use engram::{
     Database, Engram, EngramConfig, Host, MemoryType, NewMemory, OsEntropy, SearchMode, SearchQuery,
 };
 use engram_libsql::LocalDatabase;
-use file_db::open_db;
 
 /// engram on `db` with a clock that stands still: the forms compared must see the same
 /// decay.

@@ -5,11 +5,9 @@
 //! flagged for review), and agreement between an incrementally maintained graph and one
 //! indexed from scratch. Then a real repository (pytest) on the embedded file.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{nonce, temp_db, CountingTransport};
+use crate::common::{nonce, temp_db, CountingTransport};
 use engram::{Database, Engram, EngramConfig, Host, IndexOptions, SourceFile};
 use engram_conformance::code_graph::{assert_same_graph, code_graph_suite, repo, USERS};
 use engram_hrana::HranaClient;

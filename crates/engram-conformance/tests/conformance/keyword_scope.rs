@@ -3,10 +3,7 @@
 //! change; and a version 8 database is migrated with every keyword row kept. On an embedded
 //! libSQL file and on the test server over HTTP.
 
-#[macro_use]
-mod common;
-
-use common::{nonce, open_project};
+use crate::common::{nonce, open_project};
 use engram::{Database, Engram, MemoryType, NewMemory, SearchMode, SearchQuery};
 use engram_store::{Statement, Value};
 

@@ -3,10 +3,8 @@
 //! context on both, a tool result's lookup is one request, and the injection rules hold
 //! (types, confidence, review, never twice).
 
-mod common;
-mod file_db;
-
-use common::{nonce, CountingTransport};
+use crate::common::{nonce, CountingTransport};
+use crate::file_db::{open_db, open_engram};
 use engram::agent_loop::tools::{render, ToolFormat};
 use engram::{
     Database, Engram, EngramConfig, EngramError, Host, InjectionKind, MemoryType, NewMemory,
@@ -14,7 +12,6 @@ use engram::{
 };
 use engram_hrana::HranaClient;
 use engram_testserver::{ServerConfig, TestServer};
-use file_db::{open_db, open_engram};
 use serde_json::json;
 use std::collections::BTreeMap;
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use engram_hrana::{HttpResponse, HttpTransport, ReqwestTransport};
 
 /// The cross-host API vectors.
-pub const API_VECTORS: &str = include_str!("../../../tests/vectors/api.json");
+pub const API_VECTORS: &str = include_str!("../../../../tests/vectors/api.json");
 
 /// A fresh database path in the temp folder, deleted with its `-wal`, `-shm` and
 /// `-journal` companions when the guard drops. Declare it before the database that uses it,
@@ -120,7 +120,7 @@ macro_rules! on_a_file_and_over_http {
     ($scenario:ident, $file:ident, $http:ident) => {
         #[tokio::test]
         async fn $file() {
-            let path = common::temp_db(stringify!($file));
+            let path = crate::common::temp_db(stringify!($file));
             let db = engram_libsql::LocalDatabase::open(path.to_str().unwrap())
                 .await
                 .unwrap();

@@ -1,10 +1,8 @@
 //! Opt-in: the same storage suite and API vectors against any libSQL server, e.g. Turso or
 //! sqld. Run with
-//! `LIBSQL_URL=libsql://… LIBSQL_AUTH_TOKEN=… cargo test -p engram-conformance --test remote -- --ignored`.
+//! `LIBSQL_URL=libsql://… LIBSQL_AUTH_TOKEN=… cargo test -p engram-conformance --test conformance remote:: -- --ignored`.
 
-mod common;
-
-use common::{nonce, API_VECTORS};
+use crate::common::{nonce, API_VECTORS};
 use engram::{Engram, EngramConfig, Host};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_hrana::{HranaClient, ReqwestTransport};

@@ -3,16 +3,12 @@
 //! respect projects, types and forgotten memories, and pick up vectors stored before it was
 //! enabled and by writers that never enabled it, and be searched only from its threshold.
 
-#[macro_use]
-mod common;
-mod real_model;
-
 use std::rc::Rc;
 
-use common::{nonce, open_project, FakeWordEmbedder};
+use crate::common::{nonce, open_project, FakeWordEmbedder};
+use crate::real_model::{open_with_model, real_model};
 use engram::{Database, Embed, MemoryType, NewMemory, SearchMode, SearchQuery};
 use engram_store::{Statement, Value};
-use real_model::{open_with_model, real_model};
 
 const MEMORIES: [(&str, MemoryType); 10] = [
     (

@@ -4,18 +4,15 @@
 //! another writer's changes, and under filters that force the exact fallback; every search
 //! is one round trip, whatever changed since the last.
 
-mod common;
-mod real_model;
-
 use std::rc::Rc;
 
-use common::{nonce, temp_db, CountingTransport};
+use crate::common::{nonce, temp_db, CountingTransport};
+use crate::real_model::{open_with_model, real_model};
 use engram::{Database, Engram, MemoryType, NewMemory, SearchMode, SearchQuery, SearchResponse};
 use engram_hrana::HranaClient;
 use engram_libsql::LocalDatabase;
 use engram_store::{Statement, Value};
 use engram_testserver::{ServerConfig, TestServer};
-use real_model::{open_with_model, real_model};
 
 /// 160 distinct memories: enough that the resident pick (2 × 30 ids) is full and the fast
 /// form, not the exact fallback, answers.
