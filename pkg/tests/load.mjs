@@ -1,4 +1,4 @@
-// Loads the wasm-pack build (target web) in Node.
+// Loads the wasm-bindgen build (target web, scripts/build-pkg.sh) in Node.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
