@@ -5,25 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build-wasm.sh pkg/dist
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-cat >pkg/dist/package.json <<JSON
-{
-  "name": "engram-wasm",
-  "type": "module",
-  "description": "The engram npm package: wasm-bindgen bindings over the engram API for Node, browsers, Electron and Workers.",
-  "version": "${version}",
-  "license": "Apache-2.0",
-  "files": [
-    "engram_bg.wasm",
-    "engram_bg.wasm.d.ts",
-    "engram.js",
-    "engram.d.ts",
-    "snippets/"
-  ],
-  "main": "engram.js",
-  "types": "engram.d.ts",
-  "sideEffects": [
-    "./snippets/*"
-  ]
-}
-JSON
+# The manifest's name, description, version and license are engram-wasm's Cargo.toml's.
+cargo metadata --no-deps --format-version 1 --offline | node --input-type=module -e '
+  import { readFileSync, writeFileSync } from "node:fs";
+  const crate = JSON.parse(readFileSync(0, "utf8")).packages.find((p) => p.name === "engram-wasm");
+  const manifest = {
+    name: crate.name,
+    type: "module",
+    description: crate.description,
+    version: crate.version,
+    license: crate.license,
+    files: ["engram_bg.wasm", "engram_bg.wasm.d.ts", "engram.js", "engram.d.ts", "snippets/"],
+    main: "engram.js",
+    types: "engram.d.ts",
+    sideEffects: ["./snippets/*"],
+  };
+  writeFileSync("pkg/dist/package.json", JSON.stringify(manifest, null, 2) + "\n");
+'

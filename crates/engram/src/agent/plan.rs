@@ -261,13 +261,12 @@ ORDER BY c.samples DESC, c.module LIMIT {MAX_CALIBRATIONS_READ}"
                     .map(str::to_owned)
                     .collect();
             }
-            // The read holds the request's modules only; the task's are picked from it, and
-            // only the kept calibrations' memories are decoded.
-            let kept = |module: &String| !request.modules.is_empty() || modules.contains(module);
+            // With modules, the read holds only theirs; without, every calibrated module's,
+            // and the task's are kept. Only the kept calibrations' memories are decoded.
             let mut found = read
                 .into_iter()
                 .zip(&rows.rows)
-                .filter(|((calibration, _), _)| kept(&calibration.module))
+                .filter(|((calibration, _), _)| modules.contains(&calibration.module))
                 .map(|((calibration, _), row)| Ok((calibration, memory_from_row(row)?)))
                 .collect::<Result<Vec<_>, StoreError>>()?;
             found.sort_by(|(a, _), (b, _)| {
