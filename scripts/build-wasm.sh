@@ -5,9 +5,10 @@
 #   scripts/build-wasm.sh OUT_DIR [cargo build arguments...]
 #
 # The profile is ENGRAM_WASM_PROFILE: wasm-release (the default, what ships: whole-program
-# LTO, one codegen unit) or wasm-ci (the test suite's: thin LTO, parallel codegen, the same
-# code otherwise). The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock
-# (scripts/setup.sh installs it); no wasm-opt pass (see ../shared/TOOLCHAIN.md).
+# LTO, one codegen unit) or wasm-ci (the test suite's: thin LTO, parallel codegen and tract's
+# graph code unoptimized; the same code otherwise). The wasm-bindgen CLI must match the
+# wasm-bindgen crate in Cargo.lock (scripts/setup.sh installs it); no wasm-opt pass (see
+# ../shared/TOOLCHAIN.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/build-wasm.sh OUT_DIR [cargo build arguments...]}

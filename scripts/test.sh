@@ -61,20 +61,19 @@ wasm_over_http() {
 
 bash scripts/setup.sh
 
-step "format and lints"
+step "format"
 cargo fmt --all -- --check
-# Every crate, the wasm bindings and the component included, lints natively: their code has
-# no target-specific parts, so one check of the dependencies serves them all (a check per
-# wasm target cost minutes on a new machine). The code that differs by target, the SIMD dot
-# product and the storage crate over the in-wasm SQLite engine, lints on wasm32 too.
-cargo clippy --workspace --all-targets --quiet -- -D warnings
-cargo clippy -p engram-wasm --no-default-features --features static-embedder --quiet -- -D warnings
-cargo clippy --target wasm32-unknown-unknown -p engram-retrieval -p engram-sqlite --quiet -- -D warnings
+# Clippy lints every build of the workspace's own crates below, on the target each is built
+# for (the wasm bindings on wasm32, the component on wasip2), with warnings denied: a lint
+# fails the build it is found in. A separate `cargo clippy` type-checked every dependency
+# once more, minutes on a new machine.
+export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc"
 
-step "build: native, npm package, Worker, component"
+step "build and lint: native, npm package, Worker, component"
 cargo build --workspace --exclude engram-component --exclude engram-wasm --quiet
 # The npm package and the Worker as the shipped profile builds them, less whole-program LTO
-# (scripts/build-wasm.sh): the same code, minutes sooner.
+# and with tract's graph code unoptimized (the wasm-ci profile, scripts/build-wasm.sh): the
+# same code, minutes sooner.
 export ENGRAM_WASM_PROFILE=wasm-ci
 bash scripts/build-pkg.sh
 bash scripts/build-worker.sh
