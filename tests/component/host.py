@@ -33,12 +33,25 @@ def _source_file(f):
     return record
 
 
+# Compiled components by path, shared by every host in the test session: compiling the
+# component takes wasmtime about 15 s, and each test module makes its own host (its own
+# store, WASI set-up and instance).
+_compiled: dict[str, tuple[Engine, Component]] = {}
+
+
+def _compile(wasm_path: Path) -> tuple[Engine, Component]:
+    key = str(wasm_path)
+    if key not in _compiled:
+        engine = Engine()
+        _compiled[key] = (engine, Component.from_file(engine, key))
+    return _compiled[key]
+
+
 class ComponentHost:
     """Loads the component once; each `open` makes an engram resource in one store."""
 
     def __init__(self, wasm_path: Path, preopen: Path | None = None):
-        self.engine = Engine()
-        self.component = Component.from_file(self.engine, str(wasm_path))
+        self.engine, self.component = _compile(wasm_path)
         self.store = Store(self.engine)
         wasi = WasiConfig()
         if preopen is not None:
