@@ -61,7 +61,7 @@ pub fn load(target: &Target) -> Result<Option<Box<dyn Embed>>, CliError> {
             Embedder::load(&weights, &tokenizer, id).map_err(|e| CliError::Usage(e.to_string()))?,
         ))
     };
-    if std::env::var_os("ENGRAM_VERBOSE").is_some() {
+    if crate::output::verbose() {
         eprintln!("loaded {id} in {:.2?}", started.elapsed());
     }
     Ok(Some(embedder))

@@ -219,3 +219,40 @@ pub fn status(status: Option<&engram::EmbeddingStatus>, json: bool) {
         }
     );
 }
+
+/// Whether `ENGRAM_VERBOSE` asks for diagnostics on stderr (the model's load time, one JSON
+/// line per eval query). See [`verbose_value`].
+pub fn verbose() -> bool {
+    verbose_value(std::env::var_os("ENGRAM_VERBOSE").as_deref())
+}
+
+/// Whether a value of `ENGRAM_VERBOSE` turns diagnostics on: any value but empty, `0`,
+/// `false`, `no` or `off` (in any case), so `ENGRAM_VERBOSE=0` means off as it reads.
+fn verbose_value(value: Option<&std::ffi::OsStr>) -> bool {
+    let Some(value) = value else {
+        return false;
+    };
+    let value = value.to_string_lossy();
+    let value = value.trim();
+    !(value.is_empty()
+        || ["0", "false", "no", "off"]
+            .iter()
+            .any(|off| value.eq_ignore_ascii_case(off)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verbose_value;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn verbose_reads_off_values_as_off() {
+        for on in ["1", "true", "yes", "on", "2"] {
+            assert!(verbose_value(Some(OsStr::new(on))), "{on}");
+        }
+        for off in ["0", "false", "FALSE", "no", "Off", "", " 0 "] {
+            assert!(!verbose_value(Some(OsStr::new(off))), "{off:?}");
+        }
+        assert!(!verbose_value(None));
+    }
+}

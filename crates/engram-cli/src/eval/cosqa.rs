@@ -122,7 +122,7 @@ pub(super) async fn run(
         embedder.as_deref(),
     )
     .await?;
-    let verbose = std::env::var_os("ENGRAM_VERBOSE").is_some();
+    let verbose = crate::output::verbose();
     let mut per_query = Vec::new();
     let mut rows = Vec::new();
     let mut ranks: GoldRanks = Vec::new();

@@ -258,7 +258,7 @@ pub(super) async fn run(
             "p95Ms": percentile(&latencies[s], 0.95),
         }));
     }
-    if std::env::var_os("ENGRAM_VERBOSE").is_some() {
+    if crate::output::verbose() {
         for row in &per_instance {
             eprintln!("{row}");
         }
