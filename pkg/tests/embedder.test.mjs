@@ -52,5 +52,5 @@ test("hybrid search with the model on the in-wasm engine", async () => {
 });
 
 test("garbage model bytes are a typed error", () => {
-  assert.throws(() => engram.loadEmbeddingModel(new Uint8Array([1, 2, 3]), new Uint8Array([123, 125])), (e) => e.code === "invalid_input");
+  assert.throws(() => engram.loadEmbeddingModel(new Uint8Array([1, 2, 3]), new Uint8Array([123, 125])), (e) => e.code === "model_error");
 });

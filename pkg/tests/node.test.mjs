@@ -22,12 +22,12 @@ after(async () => {
 
 test("API vectors pass over HTTP (Hrana via fetch)", async () => {
   const prefix = `node-http-${Date.now()}`;
-  const steps = await runApiVectors(vectors, (projectId) => engram.createMemory({ url: server.url, authToken: TOKEN, projectId }), prefix);
+  const steps = await runApiVectors(vectors, (projectId, options) => engram.createMemory({ url: server.url, authToken: TOKEN, projectId, ...options }), prefix);
   assert.ok(steps > 30, `only ${steps} steps`);
 });
 
 test("API vectors pass on the in-wasm SQLite engine", async () => {
-  const steps = await runApiVectors(vectors, (projectId) => engram.createMemory({ local: true, projectId }), "node-local");
+  const steps = await runApiVectors(vectors, (projectId, options) => engram.createMemory({ local: true, projectId, ...options }), "node-local");
   assert.ok(steps > 30, `only ${steps} steps`);
 });
 

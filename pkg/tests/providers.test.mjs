@@ -105,7 +105,7 @@ test("the static edge model matches its reference in Node", async () => {
     }
     assert.ok(dot / Math.sqrt(n) >= 0.99, record.text);
   }
-  assert.throws(() => engram.loadStaticEmbeddingModel(new Uint8Array([1, 2, 3]), tokenizer), (e) => e.code === "invalid_input");
+  assert.throws(() => engram.loadStaticEmbeddingModel(new Uint8Array([1, 2, 3]), tokenizer), (e) => e.code === "model_error");
 });
 
 test("resident vectors rank as the exact scan does, in wasm SIMD", async () => {

@@ -105,7 +105,7 @@ test("a failing reranker keeps the order and says why", async () => {
 
 test("a malformed reranker option is a typed error", async () => {
   for (const [reranker, field] of [
-    [42, "reranker.(root)"],
+    [42, "reranker"],
     [{ url }, "reranker.provider"],
     [{ provider: "bm25", url }, "reranker.provider"],
     [{ provider: "cohere", url }, "reranker.model"],

@@ -7,13 +7,19 @@ from host import EngramError
 
 
 def run_api_vectors(vectors, open_engram, prefix):
+    """`open_engram(project, options=None)` opens the case's project; `open` steps call it
+    again with the step's options, laid over the host's own."""
     steps = 0
     for i, case in enumerate(vectors["cases"]):
-        engram = open_engram(f"{prefix}-{i}")
+        project = f"{prefix}-{i}"
+        engram = open_engram(project)
         ids = {}
         for j, step in enumerate(case["steps"]):
             try:
-                _run_step(engram, step, ids)
+                if step["op"] == "open":
+                    _open_step(lambda: open_engram(project, step["options"]), step)
+                else:
+                    _run_step(engram, step, ids)
             except AssertionError as e:
                 raise AssertionError(f"{case['name']} / step {j} ({step['op']}): {e}") from None
             steps += 1
@@ -32,6 +38,15 @@ def _attempt(fn):
         return fn(), None
     except EngramError as e:
         return None, e
+
+
+def _open_step(opening, step):
+    value, error = _attempt(opening)
+    if "expectError" in step:
+        assert error is not None, "expected an error, opened"
+        _expect_error(error, step["expectError"])
+        return
+    assert error is None, f"unexpected error {error}"
 
 
 def _run_step(engram, step, ids):

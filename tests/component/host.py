@@ -98,16 +98,21 @@ class ComponentHost:
         return _unwrap(self.funcs[name](self.store, *args))
 
     def open(self, url, auth_token=None, project_id=None, model=None, resident_vectors=None,
-             reranker=None, resident_keywords=None, vector_index=None):
-        """`reranker`: `{"provider", "url", "model"?, "api-key"?}` or None."""
-        options = Record()
-        setattr(options, "url", url)
-        setattr(options, "auth-token", auth_token)
-        setattr(options, "project-id", project_id)
-        setattr(options, "resident-vectors", resident_vectors)
-        setattr(options, "resident-keywords", resident_keywords)
-        setattr(options, "vector-index", vector_index)
-        setattr(options, "reranker", None if reranker is None else _reranker(reranker))
+             reranker=None, resident_keywords=None, vector_index=None, extra=None):
+        """Opens with the options JSON every host takes. `reranker`: `{"provider", "url",
+        "model"?, "api-key"?}` or None; `extra`: more options laid over these."""
+        given = {
+            "url": url,
+            "authToken": auth_token,
+            "projectId": project_id,
+            "residentVectors": resident_vectors,
+            "residentKeywords": resident_keywords,
+            "vectorIndex": vector_index,
+            "reranker": None if reranker is None else _reranker(reranker),
+        }
+        options = {k: v for k, v in given.items() if v is not None}
+        options.update(extra or {})
+        options = json.dumps(options)
         if model is None:
             return ComponentEngram(self, self.call("[static]engram.open", options))
         handle = self.call("[static]engram.open-with-model", options, model.handle)
@@ -178,10 +183,8 @@ class ComponentSession:
 
 
 def _reranker(spec):
-    record = Record()
-    for field in ("provider", "url", "model", "api-key"):
-        setattr(record, field, spec.get(field))
-    return record
+    names = {"provider": "provider", "url": "url", "model": "model", "api-key": "apiKey"}
+    return {names[k]: v for k, v in spec.items() if v is not None}
 
 
 class ComponentEngram:

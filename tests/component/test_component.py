@@ -42,7 +42,7 @@ def pipeline_requests(url):
 
 def test_api_vectors_pass_in_wasmtime(server, host):
     vectors = json.loads((ROOT / "tests/vectors/api.json").read_text())
-    steps = run_api_vectors(vectors, lambda project: host.open(server, TOKEN, project), f"wasmtime-{time.time_ns()}")
+    steps = run_api_vectors(vectors, lambda project, options=None: host.open(server, TOKEN, project, extra=options), f"wasmtime-{time.time_ns()}")
     assert steps > 30
 
 
@@ -69,7 +69,9 @@ def test_wrong_token_and_bad_input_are_typed_errors(server, host):
     assert bad_type.value.violations[0][0] == "type"
     with pytest.raises(EngramError) as bad_url:
         host.open("ftp://nowhere", None, "x")
-    assert bad_url.value.code == "unavailable"
+    # Checked by the options, as in every host, before any request is sent.
+    assert bad_url.value.code == "invalid_input"
+    assert bad_url.value.violations[0][0] == "url"
     # The instance keeps working after errors.
     stored = engram.remember({"type": "decision", "content": "components survive bad input"})
     assert engram.get(stored["id"])["content"] == "components survive bad input"

@@ -3,19 +3,25 @@
 
 /**
  * @param {object} vectors the parsed api.json
- * @param {(projectId: string) => Promise<{remember: Function, search: Function, get: Function, forget: Function}>} open
+ * @param {(projectId: string, options?: object) => Promise<{remember: Function, search: Function, get: Function, forget: Function}>} open
+ *   opens the case's project; `open` steps call it again with the step's options, which
+ *   the host lays over its own (`null` for a host whose options are not the caller's: the
+ *   Worker's come from its settings, so its `open` steps are not run and not counted)
  * @param {string} prefix
  * @returns {Promise<number>} steps checked
  */
-export async function runApiVectors(vectors, open, prefix) {
+export async function runApiVectors(vectors, open, prefix, { openSteps = true } = {}) {
   let steps = 0;
   for (const [i, testCase] of vectors.cases.entries()) {
-    const engram = await open(`${prefix}-${i}`);
+    const projectId = `${prefix}-${i}`;
+    const engram = await open(projectId);
     const ids = new Map();
     for (const [j, step] of testCase.steps.entries()) {
       const where = `${testCase.name} / step ${j} (${step.op})`;
+      if (step.op === "open" && !openSteps) continue;
       try {
-        await runStep(engram, step, ids);
+        if (step.op === "open") await openStep(() => open(projectId, step.options), step);
+        else await runStep(engram, step, ids);
       } catch (e) {
         throw new Error(`${where}: ${e.message}`);
       }
@@ -47,6 +53,17 @@ async function attempt(promiseFactory) {
   } catch (error) {
     return { error };
   }
+}
+
+// An `open` step: the options open, or fail as the step expects.
+async function openStep(opening, step) {
+  const result = await attempt(opening);
+  if (step.expectError) {
+    check(result.error, "expected an error, opened");
+    expectError(result.error, step.expectError);
+    return;
+  }
+  check(!result.error, () => `unexpected error: ${result.error?.message}`);
 }
 
 async function runStep(engram, step, ids) {

@@ -16,6 +16,8 @@
 // scripts/distill-static.py). It is off by default: on CoSQA its hybrid search scored below
 // keyword search alone (README, "Edge model"). EMBEDDINGS = "static" turns it on.
 //
+// Options: ENGRAM_OPTIONS holds any of the open options every host takes, as JSON.
+//
 // Vector index: with EMBEDDINGS = "static" and VECTOR_INDEX = "on", dense searches use
 // libSQL's vector index (DiskANN) on the server instead of scanning every vector: an isolate
 // serves requests, so it cannot keep vectors in memory. The first open of each handle creates
@@ -26,7 +28,7 @@
 // them), each search's best 20 are reordered by that service, called through fetch.
 import {
   initSync, createMemory, createMemoryWithModel, loadStaticEmbeddingModel, toolDefinitions, promptDefinitions,
-  serverInstructions,
+  serverInstructions, httpStatus,
 } from "../build/engram/engram.js";
 import wasmModule from "../build/engram/engram_bg.wasm";
 import staticTable from "../build/model/static-minilm.bin";
@@ -48,7 +50,6 @@ function rerankService(env) {
   return { provider: env.RERANK_PROVIDER, url: env.RERANK_URL, model: env.RERANK_MODEL, apiKey: env.RERANK_API_KEY };
 }
 
-const STATUS = { invalid_input: 400, unauthorized: 401, not_found: 404, unavailable: 503, embedder_unavailable: 503, sql_error: 500, storage_error: 500 };
 const MAX_BODY_BYTES = 256 * 1024;
 const MAX_CACHED = 32;
 // Opened handles per (database, token, project), so a warm isolate pays no migration check
@@ -59,18 +60,37 @@ function json(body, status = 200) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
+// The status for each code is the core's (httpStatus), as in every engram server.
 function failure(code, message, violations = []) {
-  return json({ error: { code, message, violations } }, STATUS[code] ?? 500);
+  return json({ error: { code, message, violations } }, httpStatus(code));
+}
+
+// The open options every host takes, from the Worker's settings: ENGRAM_OPTIONS (a JSON
+// object of them, e.g. `{"residentKeywords": false, "vectorIndexMinMemories": 1000}`) with
+// the database, tenant and project of the request and the settings below laid over it.
+// The core validates them; a bad setting fails each request with the field named.
+function openOptions(env, token, projectId, embeddings) {
+  let settings = {};
+  if (env.ENGRAM_OPTIONS) {
+    try {
+      settings = JSON.parse(env.ENGRAM_OPTIONS);
+    } catch (e) {
+      throw Object.assign(new Error(`ENGRAM_OPTIONS is not JSON: ${e.message}`), { code: "invalid_input", violations: [{ field: "ENGRAM_OPTIONS", problem: "malformed JSON" }] });
+    }
+  }
+  const options = { ...settings, url: env.LIBSQL_URL, authToken: token, projectId };
+  const reranker = rerankService(env);
+  if (reranker) options.reranker = reranker;
+  if (embeddings && env.VECTOR_INDEX === "on") options.vectorIndex = true;
+  return options;
 }
 
 async function handleFor(env, token, projectId) {
   const key = JSON.stringify([env.LIBSQL_URL, token, projectId]);
   let handle = handles.get(key);
   if (!handle) {
-    const options = {
-      url: env.LIBSQL_URL, authToken: token, projectId, reranker: rerankService(env), vectorIndex: env.VECTOR_INDEX === "on",
-    };
     const embedder = embeddingModel(env);
+    const options = openOptions(env, token, projectId, embedder != null);
     handle = embedder ? createMemoryWithModel(options, embedder) : createMemory(options);
     handles.set(key, handle);
     if (handles.size > MAX_CACHED) handles.delete(handles.keys().next().value);
@@ -113,7 +133,7 @@ const routes = {
     }
     return json(await engram.neighbours(files));
   },
-  // The agent loop (SPEC §7): engram's tools for a model, the session start's context,
+  // The agent loop: engram's tools for a model, the session start's context,
   // memories for a file's tool result, the step-injection decider (an Injection or null).
   "/v1/tools": async (_engram, body) => json(toolDefinitions(body?.format)),
   "/v1/tool": async (engram, body) => json(await engram.callTool(String(body?.name ?? ""), body?.arguments ?? {})),

@@ -18,7 +18,12 @@ let server, mf, base;
 
 // The Worker in workerd with these bindings (vars).
 function startWorker(bindings) {
-  return new Miniflare({
+  return new Miniflare({ ...workerOptions(), bindings });
+}
+
+// Miniflare's options for the Worker, less its bindings.
+function workerOptions() {
+  return {
     modules: true,
     scriptPath: path.resolve(here, "../src/index.js"),
     modulesRoot: path.resolve(here, "../.."),
@@ -27,10 +32,9 @@ function startWorker(bindings) {
       { type: "CompiledWasm", include: ["**/*.wasm"] },
       { type: "Data", include: ["**/*.bin"] },
     ],
-    bindings,
     compatibilityDate: "2026-04-01",
     host: "127.0.0.1",
-  });
+  };
 }
 
 before(async () => {
@@ -84,7 +88,7 @@ function client(projectId, token = TOKEN) {
 
 test("API vectors pass through the Worker over HTTP", async () => {
   const vectors = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/api.json"), "utf8"));
-  const steps = await runApiVectors(vectors, async (projectId) => client(projectId), `worker-${Date.now()}`);
+  const steps = await runApiVectors(vectors, async (projectId) => client(projectId), `worker-${Date.now()}`, { openSteps: false });
   assert.ok(steps > 30, `only ${steps} steps`);
 });
 
@@ -292,4 +296,32 @@ test("with RERANK_PROVIDER the Worker reranks through the service, and survives 
     }
   }
   service.close();
+});
+
+test("the vectors' open options, as the Worker's ENGRAM_OPTIONS setting, fail each request with the core's field and code", async () => {
+  const vectors = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/api.json"), "utf8"));
+  const opens = vectors.cases.flatMap((c) => c.steps).filter((s) => s.op === "open" && s.expectError);
+  // The settings the Worker controls itself (the database, tenant and project) are not the
+  // tenant's to set; the others go through ENGRAM_OPTIONS as every host's options do.
+  const settable = opens.filter((s) => !("projectId" in s.options));
+  assert.ok(settable.length >= 8, `only ${settable.length} open steps`);
+  const worker = startWorker({ LIBSQL_URL: server.url, ENGRAM_OPTIONS: "{}" });
+  try {
+    for (const step of settable) {
+      await worker.setOptions({ ...workerOptions(), bindings: { LIBSQL_URL: server.url, ENGRAM_OPTIONS: JSON.stringify(step.options) } });
+      const workerBase = (await worker.ready).toString().replace(/\/$/, "");
+      const response = await fetch(`${workerBase}/v1/search`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "x-engram-project": `options-${Date.now()}` },
+        body: JSON.stringify({ text: "anything" }),
+      });
+      const body = await response.json();
+      const what = JSON.stringify(step.options);
+      assert.equal(body.error?.code, step.expectError.code, what);
+      assert.equal(body.error.violations[0].field, step.expectError.field, what);
+      assert.equal(response.status, 400, what);
+    }
+  } finally {
+    await worker.dispose();
+  }
 });

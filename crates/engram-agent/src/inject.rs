@@ -10,7 +10,7 @@ use engram_core::{Memory, MemoryType};
 use engram_retrieval::{scoring, Candidate};
 use serde::{Deserialize, Serialize};
 
-/// The kinds of memory a file's tool result carries (seeds 003 §7).
+/// The kinds of memory a file's tool result carries.
 pub const FILE_MEMORY_TYPES: [MemoryType; 4] = [
     MemoryType::Gotcha,
     MemoryType::ErrorPattern,

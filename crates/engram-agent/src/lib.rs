@@ -1,4 +1,4 @@
-//! Agent-loop integration (SPEC §7) as pure functions.
+//! Agent-loop integration as pure functions.
 //!
 //! An agent runtime meets engram at five points: planning (calibrations, dead ends, coupled
 //! files, outcomes and recipes, and a step limit scaled by how long work in the task's

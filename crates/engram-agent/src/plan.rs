@@ -1,4 +1,4 @@
-//! Planning from memory (seeds 000 §9–10): how many steps tasks in a module really take
+//! Planning from memory: how many steps tasks in a module really take
 //! against the plan (task calibration), the step limit that follows from it, and the
 //! sections a planner's context is laid out in.
 //!
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// The methodology a calibration counts under when the runtime names none.
 pub const DEFAULT_METHODOLOGY: &str = "native";
-/// The most a calibration may scale a step limit by (seeds 000 §9: "cap at 2x").
+/// The most a calibration may scale a step limit by.
 pub const MAX_STEP_FACTOR: f64 = 2.0;
 /// Work units a calibration needs before it moves a step limit: one overrun is an accident,
 /// three are a habit (the observer's step-overrun signal asks for three sessions too).
@@ -28,7 +28,7 @@ pub const MAX_MODULES: usize = 64;
 pub const PLANNER_BUDGET: u32 = 2500;
 
 /// The planner's sections, in order: the memory type each holds, its heading, and how many
-/// memories it is looked up with (seeds 000 §10).
+/// memories it is looked up with.
 pub const PLANNER_SECTIONS: [(MemoryType, &str, u32); 5] = [
     (
         MemoryType::TaskCalibration,

@@ -1,5 +1,5 @@
-//! Between steps: whether to add one short system message, from three triggers (seeds 000
-//! §9), tried in order and the first that finds something wins:
+//! Between steps: whether to add one short system message, from three triggers, tried in
+//! order and the first that finds something wins:
 //!
 //! 1. the agent read or edited files in its last tool calls, and memory holds gotchas,
 //!    error patterns, dead ends or observations about them that it has not been shown;

@@ -1,4 +1,4 @@
-//! `engram agent …`: the agent-loop integration (SPEC §7) for runtimes that shell out —
+//! `engram agent …`: the agent-loop integration for runtimes that shell out —
 //! tool definitions, tool calls, the session start's context, tool-result augmentation,
 //! the step-injection decider, and planning (calibrations, the step limit, the planner's
 //! context). Requests are JSON (an argument, or `-` for stdin), the

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use engram::{
-    Database, Engram, EngramConfig, EngramError, Host, MemoryType, NewMemory, Phase, SearchIntent,
-    SearchMode, SearchQuery,
+    Database, Engram, EngramError, MemoryType, NewMemory, Phase, SearchIntent, SearchMode,
+    SearchQuery,
 };
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
@@ -29,8 +29,8 @@ mod eval;
 mod mcp;
 mod model;
 mod observe;
+mod open;
 mod output;
-mod rerank;
 
 /// Long-term memory for AI coding agents.
 #[derive(Parser)]
@@ -46,7 +46,7 @@ struct Cli {
 }
 
 /// Where memories live.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub(crate) struct Target {
     /// Local database file (the default store).
     #[arg(
@@ -307,16 +307,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Eval(args) = &cli.command {
         return eval::run(args, &cli.target, cli.json).await;
     }
-    let config = EngramConfig {
-        project_id: cli.target.project.clone(),
-    };
     match &cli.target.url {
         Some(url) => {
             let db = HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
-            let engram =
-                model::attach(Engram::open(db, config, Host::native()).await?, &cli.target)?;
-            let engram = rerank::attach(engram, &cli.target)?;
-            execute(model::with_vector_index(engram).await?, cli).await
+            let engram = open::open(db, &cli.target).await?;
+            execute(engram, cli).await
         }
         None => {
             if let Some(parent) = std::path::Path::new(&cli.target.db).parent() {
@@ -329,10 +324,8 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let db = LocalDatabase::open(&cli.target.db)
                 .await
                 .map_err(EngramError::from)?;
-            let engram =
-                model::attach(Engram::open(db, config, Host::native()).await?, &cli.target)?;
-            let engram = rerank::attach(engram, &cli.target)?;
-            execute(model::with_vector_index(engram).await?, cli).await
+            let engram = open::open(db, &cli.target).await?;
+            execute(engram, cli).await
         }
     }
 }
@@ -453,11 +446,13 @@ async fn demo(target: &Target, json: bool) -> Result<(), CliError> {
     if !json {
         say!("engram demo: database {}", path.display());
     }
-    let engram = model::attach(
-        Engram::open(db, EngramConfig::default(), Host::native()).await?,
-        target,
-    )?;
-    let engram = rerank::attach(engram, target)?;
+    let demo_target = Target {
+        db: path_text.clone(),
+        url: None,
+        project: engram::DEFAULT_PROJECT.to_owned(),
+        ..target.clone()
+    };
+    let engram = open::open(db, &demo_target).await?;
     if !json {
         match engram.embedding_model() {
             Some(model) => say!("embedding model: {model} (hybrid search)"),

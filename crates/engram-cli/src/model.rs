@@ -3,10 +3,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use engram::{Database, Embed, Engram};
+use engram::Embed;
 use engram_embed::{Embedder, EngramEmbedder, StaticEmbedder, MINILM_INT8_ID, STATIC_MINILM_ID};
-use engram_embed_remote::{Protocol, RemoteConfig, RemoteEmbedder};
-use engram_hrana::ReqwestTransport;
 
 use crate::{CliError, Target};
 
@@ -65,57 +63,4 @@ pub fn load(target: &Target) -> Result<Option<Box<dyn Embed>>, CliError> {
         eprintln!("loaded {id} in {:.2?}", started.elapsed());
     }
     Ok(Some(embedder))
-}
-
-/// The remote provider configured by `--embed-provider`, if any.
-pub fn remote(target: &Target) -> Result<Option<RemoteConfig>, CliError> {
-    let Some(name) = target.embed_provider.as_deref() else {
-        return Ok(None);
-    };
-    let protocol = Protocol::parse(name).ok_or_else(|| {
-        CliError::Usage(format!(
-            "unknown --embed-provider {name:?} (use openai or ollama)"
-        ))
-    })?;
-    let missing = |flag: &str| CliError::Usage(format!("--embed-provider needs {flag}"));
-    let url = target
-        .embed_url
-        .as_deref()
-        .ok_or_else(|| missing("--embed-url"))?;
-    let model = target
-        .embed_model
-        .as_deref()
-        .ok_or_else(|| missing("--embed-model"))?;
-    let dims = target.embed_dims.ok_or_else(|| missing("--embed-dims"))?;
-    if dims == 0 {
-        return Err(CliError::Usage("--embed-dims must be positive".into()));
-    }
-    let mut config = RemoteConfig::new(protocol, url, model, dims);
-    config.api_key = target.embed_api_key.clone();
-    Ok(Some(config))
-}
-
-/// Gives `engram` its embedder: the remote provider when configured, else the bundled
-/// model when it is available.
-pub fn attach<D: Database>(engram: Engram<D>, target: &Target) -> Result<Engram<D>, CliError> {
-    if target.no_embed {
-        return Ok(engram);
-    }
-    if let Some(config) = remote(target)? {
-        let embedder = RemoteEmbedder::new(ReqwestTransport::new(), config);
-        return Ok(engram.with_embedder(Box::new(embedder)));
-    }
-    Ok(match load(target)? {
-        Some(embedder) => engram.with_embedder(embedder),
-        None => engram,
-    })
-}
-
-/// Uses the libSQL vector index for the dense path when there is an embedder (libSQL
-/// servers and embedded libSQL files have it).
-pub async fn with_vector_index<D: Database>(mut engram: Engram<D>) -> Result<Engram<D>, CliError> {
-    if engram.embedding_model().is_some() {
-        engram.enable_vector_index().await?;
-    }
-    Ok(engram)
 }

@@ -155,8 +155,12 @@ pub fn forgotten(id: &str, json: bool) {
 
 pub fn error(error: &CliError, json: bool) {
     let (code, message, violations) = match error {
-        CliError::Engram(e) => (e.code(), e.to_string(), e.violations().to_vec()),
-        CliError::NotFound(id) => ("not_found", format!("no memory with id {id}"), Vec::new()),
+        CliError::Engram(e) => (e.code().as_str(), e.to_string(), e.violations().to_vec()),
+        CliError::NotFound(id) => (
+            engram::ErrorCode::NotFound.as_str(),
+            format!("no memory with id {id}"),
+            Vec::new(),
+        ),
         CliError::Usage(m) => ("usage", m.clone(), Vec::new()),
     };
     if json {

@@ -98,7 +98,7 @@ fn search_reranks_through_the_service_and_reports_a_bad_provider() {
         ],
     );
     assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown --rerank-provider \"bm25\""));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("invalid --rerank-provider \"bm25\""));
     let output = engram(
         &db,
         &[
@@ -110,6 +110,6 @@ fn search_reranks_through_the_service_and_reports_a_bad_provider() {
             query,
         ],
     );
-    assert!(String::from_utf8_lossy(&output.stderr).contains("needs --rerank-model"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--rerank-model is required"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -60,7 +60,7 @@ pub struct Chunk {
     pub end_byte: usize,
     /// The chunk's text.
     pub content: String,
-    /// Prepended at embed time (seeds 000 §8): file, kind, name, lines.
+    /// Prepended at embed time: file, kind, name, lines.
     pub context_prefix: String,
 }
 

@@ -18,7 +18,7 @@ use crate::{CodeGraph, GraphEdge};
 pub const DEPENDENCY_KINDS: [&str; 4] = ["imports", "calls", "extends", "implements"];
 
 /// The closure depth engram stores by default: deep enough for "what breaks" questions
-/// (seeds: `maxDepth: 3`), shallow enough that hub functions do not explode the table.
+/// (three hops), shallow enough that hub functions do not explode the table.
 pub const DEFAULT_CLOSURE_DEPTH: u32 = 3;
 
 /// One closure row: `descendant` depends on `ancestor` through `path`.

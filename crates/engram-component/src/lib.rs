@@ -13,20 +13,26 @@ use std::task::{Context, Poll, Waker};
 
 use std::rc::Rc;
 
-use ::engram::{Engram, EngramConfig, EngramError, Host, SearchQuery};
+use ::engram::{
+    Capabilities, DatabaseTarget, Engram, EngramError, EngramOptions, ErrorCode, Host, SearchQuery,
+    SharedTransport,
+};
 use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
 use engram_hrana::HranaClient;
-use engram_rerank_remote::{RemoteReranker, RerankConfig, RerankProtocol};
 
-wit_bindgen::generate!({
-    world: "engram",
-    path: "../../wit",
-});
+/// The bindings wit-bindgen generates from `wit/engram.wit`: the component ABI needs
+/// `unsafe` and its generated items carry the WIT's docs, not Rust doc comments.
+#[allow(unsafe_code, missing_docs)]
+mod bindings {
+    wit_bindgen::generate!({
+        world: "engram",
+        path: "../../wit",
+    });
+}
 
-use crate::engram::memory::types::RerankerOptions;
-use crate::engram::memory::types::Violation;
-use exports::engram::memory::api::{Error, IndexOptions, Options, SourceFile};
-use exports::engram::memory::api::{
+use bindings::engram::memory::types::Violation;
+use bindings::exports::engram::memory::api::{Error, IndexOptions, SourceFile};
+use bindings::exports::engram::memory::api::{
     Guest, GuestEngram, GuestModel, GuestSession, ModelBorrow, SessionBorrow,
 };
 
@@ -34,7 +40,7 @@ struct Component;
 
 /// One open engram.
 pub struct EngramResource {
-    inner: Engram<HranaClient<http::WasiHttpTransport>>,
+    inner: Engram<HranaClient<SharedTransport>>,
 }
 
 /// One agent session under observation.
@@ -92,22 +98,24 @@ impl GuestModel for ModelResource {
     fn load(
         onnx: Vec<u8>,
         tokenizer: Vec<u8>,
-    ) -> Result<exports::engram::memory::api::Model, Error> {
+    ) -> Result<bindings::exports::engram::memory::api::Model, Error> {
         let embedder = Embedder::load(&onnx, &tokenizer, MINILM_INT8_ID).map_err(|e| Error {
-            code: "model_error".into(),
+            code: ErrorCode::ModelError.as_str().into(),
             message: e.to_string(),
             violations: Vec::new(),
         })?;
-        Ok(exports::engram::memory::api::Model::new(ModelResource {
-            inner: Rc::new(EngramEmbedder::new(embedder)),
-        }))
+        Ok(bindings::exports::engram::memory::api::Model::new(
+            ModelResource {
+                inner: Rc::new(EngramEmbedder::new(embedder)),
+            },
+        ))
     }
 
-    fn load_dir(path: String) -> Result<exports::engram::memory::api::Model, Error> {
+    fn load_dir(path: String) -> Result<bindings::exports::engram::memory::api::Model, Error> {
         let dir = std::path::Path::new(&path);
         let read = |name: &str| {
             std::fs::read(dir.join(name)).map_err(|e| Error {
-                code: "model_error".into(),
+                code: ErrorCode::ModelError.as_str().into(),
                 message: format!("cannot read {}: {e}", dir.join(name).display()),
                 violations: Vec::new(),
             })
@@ -128,7 +136,7 @@ impl GuestModel for ModelResource {
             .iter()
             .map(|t| {
                 self.inner.embed_one(t).map_err(|message| Error {
-                    code: "model_error".into(),
+                    code: ErrorCode::ModelError.as_str().into(),
                     message,
                     violations: Vec::new(),
                 })
@@ -137,68 +145,46 @@ impl GuestModel for ModelResource {
     }
 }
 
+/// Opens engram as the options JSON says; the database, remote providers and rerank
+/// services are reached through `wasi:http`.
 fn open_engram(
-    options: Options,
+    options_json: &str,
     model: Option<Rc<EngramEmbedder>>,
-) -> Result<exports::engram::memory::api::Engram, Error> {
-    let db = HranaClient::new(http::WasiHttpTransport, &options.url, options.auth_token);
-    let config = EngramConfig {
-        project_id: options.project_id.unwrap_or_else(|| "default".to_owned()),
+) -> Result<bindings::exports::engram::memory::api::Engram, Error> {
+    let options = EngramOptions::from_json(options_json).map_err(|e| convert(&e.into()))?;
+    let http = SharedTransport::new(http::WasiHttpTransport);
+    let db = match options.database() {
+        DatabaseTarget::Remote { url, auth_token } => {
+            HranaClient::new(http.clone(), &url, auth_token)
+        }
+        DatabaseTarget::Local { .. } => {
+            return Err(convert(&EngramError::invalid(
+                "local",
+                "the component stores into a libSQL server; give url",
+            )))
+        }
     };
-    let mut inner = run(Engram::open(db, config, Host::native()))?;
+    let mut capabilities = Capabilities::new(Host::native()).with_http(http);
     if let Some(model) = model {
-        inner = inner.with_embedder(Box::new(model));
+        capabilities = capabilities.with_model(Box::new(model));
     }
-    if options.resident_vectors == Some(true) {
-        inner.enable_resident_vectors().map_err(|e| convert(&e))?;
-    }
-    if options.resident_keywords == Some(true) {
-        inner.enable_resident_keywords();
-    }
-    if options.vector_index == Some(true) {
-        run(inner.enable_vector_index())?;
-    }
-    if let Some(spec) = options.reranker {
-        let reranker = RemoteReranker::new(http::WasiHttpTransport, reranker_config(spec)?);
-        inner = inner.with_reranker(Box::new(reranker));
-    }
-    Ok(exports::engram::memory::api::Engram::new(EngramResource {
-        inner,
-    }))
-}
-
-/// The rerank service of `spec`, checked: a known provider, and a model where the
-/// provider needs one.
-fn reranker_config(spec: RerankerOptions) -> Result<RerankConfig, Error> {
-    let invalid = |field: &str, problem: &str| {
-        convert(&::engram::ValidationError::field(format!("reranker.{field}"), problem).into())
-    };
-    let protocol = RerankProtocol::parse(&spec.provider).ok_or_else(|| {
-        invalid(
-            "provider",
-            "must be \"cohere\" (also \"jina\", \"voyage\", \"vllm\", \"infinity\") or \"tei\"",
-        )
-    })?;
-    if protocol == RerankProtocol::Cohere && spec.model.is_none() {
-        return Err(invalid("model", "is required for this provider"));
-    }
-    let mut config = RerankConfig::new(protocol, spec.url);
-    config.model = spec.model;
-    config.api_key = spec.api_key;
-    Ok(config)
+    let inner = run(Engram::open_with(db, &options, capabilities))?;
+    Ok(bindings::exports::engram::memory::api::Engram::new(
+        EngramResource { inner },
+    ))
 }
 
 impl GuestEngram for EngramResource {
-    fn open(options: Options) -> Result<exports::engram::memory::api::Engram, Error> {
-        open_engram(options, None)
+    fn open(options_json: String) -> Result<bindings::exports::engram::memory::api::Engram, Error> {
+        open_engram(&options_json, None)
     }
 
     fn open_with_model(
-        options: Options,
+        options_json: String,
         model: ModelBorrow<'_>,
-    ) -> Result<exports::engram::memory::api::Engram, Error> {
+    ) -> Result<bindings::exports::engram::memory::api::Engram, Error> {
         let model = model.get::<ModelResource>().inner.clone();
-        open_engram(options, Some(model))
+        open_engram(&options_json, Some(model))
     }
 
     fn embed_pending(&self, batch: u32) -> Result<String, Error> {
@@ -350,7 +336,7 @@ impl GuestSession for SessionResource {
         session_id: String,
         kind: Option<String>,
         roots: Vec<String>,
-    ) -> Result<exports::engram::memory::api::Session, Error> {
+    ) -> Result<bindings::exports::engram::memory::api::Session, Error> {
         use ::engram::observer::{PathNormalizer, Scratchpad, SessionKind};
         let kind = match kind {
             None => SessionKind::Build,
@@ -361,7 +347,7 @@ impl GuestSession for SessionResource {
             return Err(invalid("session-id", "must not be empty"));
         }
         let pad = Scratchpad::new(session_id, kind, PathNormalizer::new(roots));
-        Ok(exports::engram::memory::api::Session::new(
+        Ok(bindings::exports::engram::memory::api::Session::new(
             SessionResource {
                 pad: std::cell::RefCell::new(pad),
             },
@@ -397,7 +383,7 @@ impl GuestSession for SessionResource {
 
 fn invalid(field: &str, message: &str) -> Error {
     Error {
-        code: "invalid_input".into(),
+        code: ErrorCode::InvalidInput.as_str().into(),
         message: message.to_owned(),
         violations: vec![Violation {
             field: field.to_owned(),
@@ -413,7 +399,7 @@ fn run<T>(future: impl Future<Output = Result<T, EngramError>>) -> Result<T, Err
     match future.as_mut().poll(&mut cx) {
         Poll::Ready(result) => result.map_err(|e| convert(&e)),
         Poll::Pending => Err(Error {
-            code: "storage_error".into(),
+            code: ErrorCode::Internal.as_str().into(),
             message: "internal: an operation tried to suspend inside a synchronous component call"
                 .into(),
             violations: Vec::new(),
@@ -423,7 +409,7 @@ fn run<T>(future: impl Future<Output = Result<T, EngramError>>) -> Result<T, Err
 
 fn convert(error: &EngramError) -> Error {
     Error {
-        code: error.code().to_owned(),
+        code: error.code().as_str().to_owned(),
         message: error.to_string(),
         violations: error
             .violations()
@@ -438,10 +424,15 @@ fn convert(error: &EngramError) -> Error {
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, Error> {
     serde_json::to_string(value).map_err(|e| Error {
-        code: "storage_error".into(),
+        code: ErrorCode::Internal.as_str().into(),
         message: format!("cannot encode result: {e}"),
         violations: Vec::new(),
     })
 }
 
-export!(Component);
+/// The exports' ABI glue, which needs `unsafe`.
+#[allow(unsafe_code)]
+mod export {
+    use super::{bindings, Component};
+    bindings::export!(Component with_types_in bindings);
+}

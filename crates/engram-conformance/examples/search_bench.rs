@@ -6,7 +6,7 @@
 //! file (keyword + graph paths; and hybrid with dense vectors by exact scan, from vectors
 //! kept in memory, and by the libSQL vector index, also searched regardless of its
 //! 3,000-memory threshold), over HTTP to the test server (with round trips per search counted), and
-//! seeds 002's baseline that rebuilds an in-memory FTS5 index per query. The query embedding
+//! a baseline that rebuilds an in-memory FTS5 index per query. The query embedding
 //! is excluded: vectors come from a fake bag-of-words hash embedder that costs microseconds,
 //! and `timings.embed` is subtracted. Latencies are p50 / p95 in milliseconds.
 //! Resident configurations keep vectors and/or keyword postings in memory. The `agent:`

@@ -11,11 +11,39 @@ use serde_json::Value as Json;
 
 use crate::{ensure, Failure};
 
+/// How a runner is asked to open engram: for a case (a fresh project, no options of its
+/// own) or for an `open` step (the case's project and the step's options).
+#[derive(Debug, Clone)]
+pub struct Opening {
+    /// The project of the case.
+    pub project_id: String,
+    /// The step's options (a JSON object), laid over the host's own.
+    pub options: serde_json::Map<String, Json>,
+}
+
+impl Opening {
+    /// The open options: the host's `base` (its database fields, e.g. `{"local": true}` or
+    /// `{"url": …}`), the project, then the step's options, parsed and validated as every
+    /// host parses them.
+    pub fn options(&self, base: Json) -> Result<engram::EngramOptions, EngramError> {
+        let mut merged = match base {
+            Json::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        merged.insert("projectId".into(), Json::from(self.project_id.as_str()));
+        merged.extend(self.options.clone());
+        Ok(engram::EngramOptions::from_json(
+            &Json::Object(merged).to_string(),
+        )?)
+    }
+}
+
 /// Runs every case of the vectors file `vectors` (the text of `tests/vectors/api.json`).
 ///
 /// `open` is called once per case with a fresh project id (`{prefix}-{case index}`) and must
 /// return an engram instance for it, so cases never see each other's memories even on a
-/// shared database. Returns the number of steps checked.
+/// shared database; `open` steps call it again with their options. Returns the number of
+/// steps checked.
 pub async fn run_api_vectors<D, F, Fut>(
     vectors: &str,
     prefix: &str,
@@ -23,7 +51,7 @@ pub async fn run_api_vectors<D, F, Fut>(
 ) -> Result<usize, Failure>
 where
     D: Database,
-    F: FnMut(String) -> Fut,
+    F: FnMut(Opening) -> Fut,
     Fut: Future<Output = Result<Engram<D>, EngramError>>,
 {
     let file: Json = serde_json::from_str(vectors).map_err(|e| Failure {
@@ -35,16 +63,31 @@ where
     let mut steps_run = 0;
     for (i, case) in cases.iter().enumerate() {
         let name = case["name"].as_str().unwrap_or("unnamed case");
-        let engram = open(format!("{prefix}-{i}")).await.map_err(|e| Failure {
+        let project_id = format!("{prefix}-{i}");
+        let engram = open(Opening {
+            project_id: project_id.clone(),
+            options: serde_json::Map::new(),
+        })
+        .await
+        .map_err(|e| Failure {
             check: name.into(),
             detail: format!("cannot open engram: {e}"),
         })?;
         let mut ids: HashMap<String, String> = HashMap::new();
         for (j, step) in case["steps"].as_array().into_iter().flatten().enumerate() {
             let check = format!("{name} / step {j} ({})", step["op"].as_str().unwrap_or("?"));
-            run_step(&engram, step, &mut ids)
-                .await
-                .map_err(|detail| Failure { check, detail })?;
+            let outcome = if step["op"] == "open" {
+                let options = step["options"].as_object().cloned().unwrap_or_default();
+                let opened = open(Opening {
+                    project_id: project_id.clone(),
+                    options,
+                })
+                .await;
+                open_step(opened.map(|_| ()), step)
+            } else {
+                run_step(&engram, step, &mut ids).await
+            };
+            outcome.map_err(|detail| Failure { check, detail })?;
             steps_run += 1;
         }
     }
@@ -237,6 +280,16 @@ fn step_id(step: &Json, ids: &HashMap<String, String>) -> Result<String, String>
     ids.get(name)
         .cloned()
         .ok_or_else(|| format!("no memory bound to {name:?}"))
+}
+
+/// An `open` step: the options open, or fail as the step expects.
+fn open_step(opened: Result<(), EngramError>, step: &Json) -> Result<(), String> {
+    match (opened, step.get("expectError")) {
+        (Ok(()), None) => Ok(()),
+        (Ok(()), Some(want)) => Err(format!("expected {want}, opened")),
+        (Err(e), Some(want)) => expect_error(&e, want),
+        (Err(e), None) => Err(format!("unexpected error: {e}")),
+    }
 }
 
 fn expect_error(error: &EngramError, want: &Json) -> Result<(), String> {

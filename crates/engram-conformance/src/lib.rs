@@ -13,7 +13,7 @@ pub mod code_graph;
 pub mod retrieval;
 mod storage;
 
-pub use api_vectors::run_api_vectors;
+pub use api_vectors::{run_api_vectors, Opening};
 pub use storage::storage_suite;
 
 /// A failed conformance check: which one and why.

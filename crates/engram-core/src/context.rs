@@ -1,4 +1,4 @@
-//! Contextual text for embeddings (seeds 000 §8): a memory or code chunk is embedded with a
+//! Contextual text for embeddings: a memory or code chunk is embedded with a
 //! short prefix naming where it lives — its files and module, or a chunk's file, kind, name
 //! and lines — so that vectors of similar text in different places stay apart and queries
 //! naming a file or symbol land near it.

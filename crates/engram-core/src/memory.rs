@@ -1,4 +1,4 @@
-//! The memory model (SPEC §4): types, sources, scopes, visibility, phases, relations, trust
+//! The memory model: types, sources, scopes, visibility, phases, relations, trust
 //! flags, provenance and chunk metadata.
 
 use serde::{Deserialize, Serialize};
@@ -80,7 +80,7 @@ named_enum! {
 }
 
 impl MemoryType {
-    /// The default decay half-life in days (seeds 000 §18); `None` means it never decays.
+    /// The default decay half-life in days; `None` means it never decays.
     pub fn default_half_life_days(self) -> Option<f64> {
         match self {
             MemoryType::WorkState => Some(7.0),

@@ -1,4 +1,4 @@
-//! Query sanitization for FTS5 (seeds 002 §2).
+//! Query sanitization for FTS5.
 //!
 //! No user text ever reaches FTS5 query syntax: queries are split into alphanumeric
 //! tokens, stop words are dropped, and the MATCH expression is built only from those tokens,

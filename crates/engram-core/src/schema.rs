@@ -1,4 +1,4 @@
-//! The database schema as versioned migrations (SPEC §3, seeds 000 §17).
+//! The database schema as versioned migrations.
 //!
 //! Every statement is idempotent (`IF NOT EXISTS`, `DROP … IF EXISTS`), and the runner records each applied
 //! version in `schema_migrations` inside the same transaction, so opening a database twice,
@@ -265,7 +265,7 @@ SELECT m.project_id, d.value, m.id FROM memories m, json_each(m.related_modules)
 WHERE m.deprecated = 0",
 ];
 
-/// Version 11: how many steps work in each module took against its plans (seeds 000 §9),
+/// Version 11: how many steps work in each module took against its plans,
 /// one row per project, module and methodology with the running totals a step limit and a
 /// planner read, and the `task_calibration` memory that says them in words; and each
 /// memory's keyword row, so forgetting a memory deletes its row by rowid. FTS5 cannot index

@@ -1,4 +1,4 @@
-//! The secret scanner (SPEC §12): finds API keys, tokens, private keys and passwords in
+//! The secret scanner: finds API keys, tokens, private keys and passwords in
 //! text and redacts them. Secrets are redacted, never rejected: the rest of a memory is
 //! still worth keeping.
 

@@ -10,7 +10,7 @@ pub const MAX_LIST_ITEMS: usize = 64;
 pub const MAX_LABEL_CHARS: usize = 128;
 /// Longest related file path, in bytes.
 pub const MAX_PATH_BYTES: usize = 1024;
-/// Longest citation text, in characters (SPEC §4).
+/// Longest citation text, in characters.
 pub const MAX_CITATION_CHARS: usize = 40;
 /// Maximum length of a code-graph node id (`path#kind:qualified name`).
 pub const MAX_NODE_ID_CHARS: usize = 1024;

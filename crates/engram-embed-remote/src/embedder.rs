@@ -1,6 +1,6 @@
-//! The provider as an [`engram::Embed`].
+//! The provider as an [`engram_host::Embed`].
 
-use engram::{Embed, EmbedFuture};
+use engram_host::{Embed, EmbedFuture};
 use engram_http::HttpTransport;
 
 use crate::protocol::{error_message, parse_vectors, request_body};

@@ -1,13 +1,13 @@
 //! Remote embedding providers for engram: an OpenAI-compatible `/embeddings` endpoint or
 //! Ollama's `/api/embed`, called through the host's [`HttpTransport`].
 //!
-//! A [`RemoteEmbedder`] is an [`engram::Embed`]: give it to
-//! [`Engram::with_embedder`](engram::Engram::with_embedder). The dimensions are configured
+//! A [`RemoteEmbedder`] is an [`engram_host::Embed`]: engram builds one when its open
+//! options name a remote provider (`embedder: { provider: "openai", … }`). The dimensions are configured
 //! explicitly and every answer is checked against them — a provider that silently switched
 //! models (or a proxy answering HTML) is a failure, never a stored vector. Failures feed
 //! engram's circuit breaker: after 3 in a row engram stops calling the provider for 30 s,
 //! stores memories keyword-searchable and queues them for
-//! [`Engram::embed_pending`](engram::Engram::embed_pending).
+//! `Engram::embed_pending`.
 //!
 //! ```
 //! use engram_embed_remote::{Protocol, RemoteConfig, RemoteEmbedder};
@@ -16,7 +16,7 @@
 //!     transport,
 //!     RemoteConfig::new(Protocol::Ollama, "http://127.0.0.1:11434", "all-minilm", 384),
 //! );
-//! assert_eq!(engram::Embed::model_id(&embedder), "ollama:all-minilm");
+//! assert_eq!(engram_host::Embed::model_id(&embedder), "ollama:all-minilm");
 //! # }
 //! ```
 

@@ -1,6 +1,6 @@
-//! This model as engram's [`engram::Embed`] capability.
+//! This model as engram's [`engram_host::Embed`] capability.
 
-use engram::{Embed, EmbedFuture};
+use engram_host::{Embed, EmbedFuture};
 
 use crate::Embedder;
 

@@ -13,7 +13,7 @@
 
 #![warn(missing_docs)]
 
-#[cfg(all(feature = "engram", feature = "transformer"))]
+#[cfg(feature = "transformer")]
 mod adapter;
 #[cfg(feature = "transformer")]
 mod dequantize;
@@ -22,7 +22,7 @@ mod static_model;
 #[cfg(feature = "transformer")]
 mod transformer;
 
-#[cfg(all(feature = "engram", feature = "transformer"))]
+#[cfg(feature = "transformer")]
 pub use adapter::EngramEmbedder;
 pub use pooling::{l2_normalize, windows};
 pub use static_model::{StaticEmbedder, STATIC_MINILM_ID};

@@ -129,8 +129,7 @@ impl StaticEmbedder {
     }
 }
 
-#[cfg(feature = "engram")]
-impl engram::Embed for StaticEmbedder {
+impl engram_host::Embed for StaticEmbedder {
     fn model_id(&self) -> &str {
         &self.info.model_id
     }
@@ -139,7 +138,7 @@ impl engram::Embed for StaticEmbedder {
         self.info.dims
     }
 
-    fn embed<'a>(&'a self, texts: &'a [String]) -> engram::EmbedFuture<'a> {
+    fn embed<'a>(&'a self, texts: &'a [String]) -> engram_host::EmbedFuture<'a> {
         Box::pin(async move {
             texts
                 .iter()

@@ -12,8 +12,10 @@
 
 #[cfg(feature = "reqwest")]
 mod reqwest_transport;
+mod shared;
 mod transport;
 
 #[cfg(feature = "reqwest")]
 pub use reqwest_transport::ReqwestTransport;
+pub use shared::SharedTransport;
 pub use transport::{body_excerpt, HttpResponse, HttpTransport};

@@ -100,7 +100,7 @@ impl Outcome {
     }
 }
 
-/// What kind of session it is; caps how many memories it may promote (seeds 000 §4).
+/// What kind of session it is; caps how many memories it may promote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionKind {

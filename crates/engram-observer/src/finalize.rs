@@ -1,6 +1,6 @@
 //! `finalize(outcome)`: from a scratchpad to the few memories worth keeping.
 //!
-//! The pipeline (seeds 000 §5): observations → validation filter (a failed session keeps only
+//! The pipeline: observations → validation filter (a failed session keeps only
 //! its dead ends) → signal value floor → frequency (minimum sessions or occurrences per class,
 //! counting persisted cross-session evidence) → novelty (already promoted → drop) → scoring →
 //! trust gate (after web content: needs review, confidence × 0.7) → per-session-kind cap.
@@ -546,7 +546,7 @@ impl Scratchpad {
                         + observation.count
                 }
             };
-            // Several parallel agents agreeing counts as confirmation (seeds 000 §11).
+            // Several parallel agents agreeing counts as confirmation.
             let quorum = self.quorum.get(&observation.key).copied().unwrap_or(1);
             if quorum >= 2 {
                 evidence = evidence.max(profile.min_sessions);

@@ -131,7 +131,7 @@ pub struct Trigger {
     pub signal: SignalClass,
     /// The step it fired at.
     pub step: u32,
-    /// Its priority (seeds 000 §4).
+    /// Its priority.
     pub priority: f64,
 }
 
@@ -371,7 +371,7 @@ impl Scratchpad {
         self.check_triggers();
     }
 
-    /// Fires the in-session early triggers of seeds 000 §4 (each once): a self-correction,
+    /// Fires the in-session early triggers (each once): a self-correction,
     /// a search repeated three times, a config file edited with two or more other files,
     /// two distinct error fingerprints. Constant time.
     fn check_triggers(&mut self) {

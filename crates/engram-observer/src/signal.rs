@@ -1,4 +1,4 @@
-//! The 17 behavioural signal classes and what each is worth (seeds 000 §4).
+//! The 17 behavioural signal classes and what each is worth.
 
 use engram_core::MemoryType;
 use serde::{Deserialize, Serialize};
@@ -41,8 +41,8 @@ pub enum SignalClass {
     ParallelConflict,
     /// The context grew sharply in one step.
     ContextTokenSpike,
-    /// The agent abandoned an approach (not in the seeds' table of 17; promoted even from
-    /// failed sessions).
+    /// The agent abandoned an approach (beyond the 17 behavioural classes; promoted even
+    /// from failed sessions).
     DeadEnd,
 }
 
@@ -76,7 +76,7 @@ pub fn signal_value(
 pub const MIN_SIGNAL_VALUE: f64 = 0.4;
 
 impl SignalClass {
-    /// Every class, in the seeds' priority order.
+    /// Every class, in priority order.
     pub const ALL: [SignalClass; 18] = [
         SignalClass::CoAccess,
         SignalClass::SelfCorrection,
@@ -99,7 +99,7 @@ impl SignalClass {
     ];
 
     /// The class's profile. The three components are chosen so that [`signal_value`] gives
-    /// the seeds' priority score for each class (0.91 for co-access … 0.48 for time anomaly).
+    /// the design's priority score for each class (0.91 for co-access … 0.48 for time anomaly).
     pub fn profile(self) -> SignalProfile {
         use MemoryType as M;
         let p = |dv, csr, fpr, min_sessions, promotes_to| SignalProfile {

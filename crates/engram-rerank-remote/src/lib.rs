@@ -2,11 +2,11 @@
 //! endpoint, called through the host's [`HttpTransport`].
 //!
 //! No cross-encoder ships in a package registry engram can depend on, so the rerank stage
-//! is a host capability ([`engram::Rerank`]). A [`RemoteReranker`] is that capability for
+//! is a host capability ([`engram_host::Rerank`]). A [`RemoteReranker`] is that capability for
 //! the rerank services people run: Cohere, Jina, Voyage, vLLM, Infinity and llama.cpp
 //! (one request shape, [`RerankProtocol::Cohere`]) and Hugging Face
-//! text-embeddings-inference ([`RerankProtocol::Tei`]). Give it to
-//! [`Engram::with_reranker`](engram::Engram::with_reranker): a search then reorders its
+//! text-embeddings-inference ([`RerankProtocol::Tei`]). engram builds one
+//! when its open options name a rerank service: a search then reorders its
 //! best 20 by the service's ranks fused with its own. Every answer is checked (one finite score per
 //! document, no index twice); a failed call leaves the order as it was and the response
 //! says why in its warnings.

@@ -1,6 +1,6 @@
-//! The service as an [`engram::Rerank`].
+//! The service as an [`engram_host::Rerank`].
 
-use engram::{Rerank, RerankFuture};
+use engram_host::{Rerank, RerankFuture};
 use engram_http::HttpTransport;
 
 use crate::protocol::{error_message, parse_scores, request_body};

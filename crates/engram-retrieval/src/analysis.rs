@@ -14,7 +14,7 @@ use crate::noise::without_noise;
 /// Most tokens a MATCH expression gets.
 pub const MAX_MATCH_TOKENS: usize = 32;
 /// A prompt with at most this many meaningful tokens is "short" and is enriched from the
-/// recent user turns (seeds 002 §2).
+/// recent user turns.
 pub const SHORT_PROMPT_TOKENS: usize = 3;
 /// Most tokens after enrichment (more OR terms dilute a short query).
 pub const MAX_ENRICHED_TOKENS: usize = 15;

@@ -1,7 +1,7 @@
-//! The graph neighbourhood boost (SPEC §6.4, seeds 000 §7).
+//! The graph neighbourhood boost.
 //!
 //! Candidates ranked 11–50 whose files neighbour the files of the top 10 in the code graph
-//! (or by co-access) move up. The seeds add `0.3 × neighbour share` to an RRF score whose
+//! (or by co-access) move up. Adding `0.3 × neighbour share` as it is to an RRF score whose
 //! maximum is `1/61 ≈ 0.016`, which would lift every neighbour above every direct hit; here
 //! the boost is in RRF units: `0.3 × share / (k + 1)`, what a path of weight 0.3 ranking the
 //! candidate first would add. The share is the Jaccard overlap between the candidate's

@@ -1,4 +1,4 @@
-//! Diversity (SPEC §6.6): overlapping chunks collapse into the best one, then maximal
+//! Diversity: overlapping chunks collapse into the best one, then maximal
 //! marginal relevance keeps near-duplicates from filling the top.
 
 use std::collections::HashSet;

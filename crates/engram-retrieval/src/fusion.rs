@@ -1,4 +1,4 @@
-//! Weighted reciprocal rank fusion (SPEC §6.3, seeds 000 §7).
+//! Weighted reciprocal rank fusion.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! engram's retrieval pipeline (SPEC §6) as pure functions.
+//! engram's retrieval pipeline as pure functions.
 //!
 //! The database produces ranked candidates from three paths — dense vectors, FTS5 BM25 and
 //! the code graph — in one round trip; everything after that happens here, with no I/O and

@@ -1,4 +1,4 @@
-//! Context packing (SPEC §6.7, seeds 000 §7): selected memories become one block of text
+//! Context packing: selected memories become one block of text
 //! that fits a token budget, with per-phase budgets and per-type allocations, clustered by
 //! file, each memory ending in a citation chip `[Memory #id: citation]`.
 

@@ -1,4 +1,4 @@
-//! The rerank stage's order (SPEC §6, step 6): a host reranker's scores fused with the
+//! The rerank stage's order: a host reranker's scores fused with the
 //! pipeline's own order.
 //!
 //! A reranker judges one thing, how well a text answers the query. The pipeline's order

@@ -1,4 +1,4 @@
-//! Final scoring (SPEC §6.5, seeds 000 §7): phase weights × source trust × confidence ×
+//! Final scoring: phase weights × source trust × confidence ×
 //! decay, with the code role ([`crate::role`]), and the absolute relevance thresholds use.
 
 use engram_core::query::tokenize;

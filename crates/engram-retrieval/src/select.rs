@@ -1,4 +1,4 @@
-//! The two retrieval modes (SPEC §6.8, seeds 002 §2).
+//! The two retrieval modes.
 //!
 //! Auto-inject runs between an agent's steps without being asked, so it must be precise: the
 //! best result must be relevant in absolute terms, the others close to it, at most three, and

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use engram::{Clock, Engram, EngramConfig, Entropy, Host};
+use engram::{Capabilities, Clock, Engram, Entropy, Host};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_sqlite::SqliteDatabase;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -42,12 +42,13 @@ async fn storage_suite_passes_in_wasm() {
 async fn api_vectors_pass_in_wasm() {
     let db = SqliteDatabase::open_in_memory().unwrap();
     let entropy = FakeCountingEntropy::default();
-    let steps = run_api_vectors(API_VECTORS, "wasm", |project_id| {
-        Engram::open(
-            &db,
-            EngramConfig { project_id },
-            Host::new(JsClock, entropy.clone()),
-        )
+    let steps = run_api_vectors(API_VECTORS, "wasm", |opening| {
+        let (db, entropy) = (&db, entropy.clone());
+        async move {
+            let options = opening.options(serde_json::json!({"local": true}))?;
+            let host = Host::new(JsClock, entropy);
+            Engram::open_with(db, &options, Capabilities::new(host)).await
+        }
     })
     .await
     .unwrap();

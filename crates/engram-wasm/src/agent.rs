@@ -1,4 +1,4 @@
-//! Agent-loop integration from JavaScript (SPEC §7): engram's tools for an agent SDK, the
+//! Agent-loop integration from JavaScript: engram's tools for an agent SDK, the
 //! session start's context, tool-result augmentation, the step-injection decider, and
 //! planning (calibrations, the step limit, the planner's context).
 
@@ -16,6 +16,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::errors::{js_error, to_js_error};
 use crate::{types, EngramHandle};
+use engram::ErrorCode;
 
 /// engram's tools (`search_memory`, `record_memory`, `analyze_impact`) with JSON schemas,
 /// in the shape `format` names: `"anthropic"` (default: `{name, description,
@@ -29,14 +30,14 @@ pub fn tool_definitions(
         None if format.is_undefined() || format.is_null() => ToolFormat::default(),
         Some(name) => ToolFormat::parse(&name).ok_or_else(|| {
             js_error(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 &format!("format: unknown {name:?}; one of anthropic, openai, mcp"),
                 Some(("format", "must be anthropic, openai or mcp")),
             )
         })?,
         None => {
             return Err(js_error(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 "format must be a string",
                 Some(("format", "must be a string")),
             ))

@@ -8,13 +8,14 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::errors::{js_error, to_js_error};
 use crate::EngramHandle;
+use engram::ErrorCode;
 
 /// Parses a JavaScript object or array as `T`, naming what was wrong.
 fn parse<T: serde::de::DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, JsValue> {
     let json = crate::types::stringify(value, what)?;
     serde_json::from_str(&json).map_err(|e| {
         js_error(
-            "invalid_input",
+            ErrorCode::InvalidInput,
             &format!("{what}: {e}"),
             Some((what, &e.to_string())),
         )
@@ -86,7 +87,7 @@ pub fn chunk_file_js(
                 Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 1e9 => *slot = n as usize,
                 _ => {
                     return Err(js_error(
-                        "invalid_input",
+                        ErrorCode::InvalidInput,
                         &format!("{key} must be a positive integer"),
                         Some((key, "must be a positive integer")),
                     ))

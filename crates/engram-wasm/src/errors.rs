@@ -1,11 +1,11 @@
-//! Errors as JavaScript `Error` objects with `code` and `violations`.
+//! Errors as JavaScript `Error` objects with `code`, `status` and `violations`.
 
-use engram::EngramError;
+use engram::{EngramError, ErrorCode};
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::JsValue;
 
 /// An `Error` with `code` and optionally one violation.
-pub fn js_error(code: &str, message: &str, violation: Option<(&str, &str)>) -> JsValue {
+pub fn js_error(code: ErrorCode, message: &str, violation: Option<(&str, &str)>) -> JsValue {
     let violations: Vec<(String, String)> = violation
         .map(|(f, p)| vec![(f.to_owned(), p.to_owned())])
         .unwrap_or_default();
@@ -22,7 +22,9 @@ pub fn to_js_error(error: &EngramError) -> JsValue {
     build(error.code(), &error.to_string(), &violations)
 }
 
-fn build(code: &str, message: &str, violations: &[(String, String)]) -> JsValue {
+/// An `EngramError` carrying the core's `code`, the HTTP `status` a server answers it with,
+/// and the violations.
+fn build(code: ErrorCode, message: &str, violations: &[(String, String)]) -> JsValue {
     let error = js_sys::Error::new(message);
     error.set_name("EngramError");
     let list = Array::new();
@@ -32,7 +34,8 @@ fn build(code: &str, message: &str, violations: &[(String, String)]) -> JsValue 
         let _ = Reflect::set(&v, &"problem".into(), &JsValue::from_str(problem));
         list.push(&v);
     }
-    let _ = Reflect::set(&error, &"code".into(), &JsValue::from_str(code));
+    let _ = Reflect::set(&error, &"code".into(), &JsValue::from_str(code.as_str()));
+    let _ = Reflect::set(&error, &"status".into(), &JsValue::from(code.http_status()));
     let _ = Reflect::set(&error, &"violations".into(), &list);
     error.into()
 }

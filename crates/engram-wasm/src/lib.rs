@@ -1,7 +1,9 @@
 //! JavaScript bindings: `createMemory(options)` returns an engram handle whose methods
 //! return promises. Inputs are plain objects validated by the Rust core (errors name the
-//! field); outputs are plain objects. Errors are `Error`s with a `code` (`invalid_input`,
-//! `unauthorized`, `unavailable`, `sql_error`, `storage_error`) and `violations`.
+//! field); outputs are plain objects. Errors are `Error`s with the core's `code`
+//! (`invalid_input`, `not_found`, `unauthorized`, `unavailable`, `sql_error`,
+//! `storage_error`, `embedder_unavailable`, `model_error`, `internal`), the HTTP `status`
+//! that code maps to, and `violations`.
 //!
 //! Nothing here panics on bad input: every value from JavaScript goes through fallible
 //! conversion, because a panic would kill the wasm instance for every later caller.
@@ -18,22 +20,22 @@ mod host;
 #[cfg(feature = "static-embedder")]
 mod model;
 mod observer;
-mod remote;
+mod open;
 mod rerank;
-mod spec;
 pub mod transport;
 mod types;
 mod typescript;
 
 use std::rc::Rc;
 
-use engram::{Engram, EngramConfig, SearchQuery};
+use engram::{Engram, SearchQuery};
 use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::database::AnyDatabase;
 use crate::errors::{js_error, to_js_error};
+use engram::ErrorCode;
 
 /// An open engram on one database and project.
 #[wasm_bindgen(js_name = Engram)]
@@ -76,42 +78,25 @@ pub fn create_memory_with_model(
     open(options, Some(Box::new(model.inner.clone())))
 }
 
-fn open(options: JsValue, embedder: Option<Box<dyn engram::Embed>>) -> Promise {
+fn open(options: JsValue, model: Option<Box<dyn engram::Embed>>) -> Promise {
     future_to_promise(async move {
-        let db = AnyDatabase::from_options(&options)?;
-        let embedder = match embedder {
-            Some(model) => Some(model),
-            None => remote::from_options(&options)?,
-        };
-        let project_id = string_option(&options, "projectId")?.unwrap_or_else(|| "default".into());
-        let mut engram = Engram::open(db, EngramConfig { project_id }, host::js_host())
-            .await
-            .map_err(|e| to_js_error(&e))?;
-        if let Some(reranker) = rerank::from_options(&options)? {
-            engram = engram.with_reranker(reranker);
-        }
-        if bool_option(&options, "residentKeywords")? {
-            engram.enable_resident_keywords();
-        }
-        if let Some(embedder) = embedder {
-            engram = engram.with_embedder(embedder);
-            if bool_option(&options, "residentVectors")? {
-                engram
-                    .enable_resident_vectors()
-                    .map_err(|e| to_js_error(&e))?;
-            }
-            if bool_option(&options, "vectorIndex")? {
-                engram
-                    .enable_vector_index()
-                    .await
-                    .map_err(|e| to_js_error(&e))?;
-            }
-        }
+        let engram = open::open(options, model).await?;
         Ok(EngramHandle {
             inner: Rc::new(engram),
         }
         .into())
     })
+}
+
+/// The HTTP status a server answers an error `code` with (`invalid_input` → 400,
+/// `not_found` → 404, …; unknown codes → 500), so a server built on the package reports
+/// failures as every engram host does.
+#[wasm_bindgen(js_name = httpStatus)]
+pub fn http_status(code: &str) -> u16 {
+    engram::ErrorCode::ALL
+        .into_iter()
+        .find(|c| c.as_str() == code)
+        .map_or(500, engram::ErrorCode::http_status)
 }
 
 #[wasm_bindgen(js_class = Engram)]
@@ -253,27 +238,11 @@ impl EngramHandle {
     }
 }
 
-/// Reads an optional boolean property (absent: false), rejecting other types with a typed
-/// error.
-fn bool_option(options: &JsValue, key: &str) -> Result<bool, JsValue> {
-    let value = Reflect::get(options, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
-    if value.is_undefined() || value.is_null() {
-        return Ok(false);
-    }
-    value.as_bool().ok_or_else(|| {
-        js_error(
-            "invalid_input",
-            &format!("{key} must be a boolean"),
-            Some((key, "must be a boolean")),
-        )
-    })
-}
-
 /// Reads an optional string property, rejecting other types with a typed error.
 pub(crate) fn string_option(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     if !options.is_object() {
         return Err(js_error(
-            "invalid_input",
+            ErrorCode::InvalidInput,
             "options must be an object",
             Some(("options", "must be an object")),
         ));
@@ -284,7 +253,7 @@ pub(crate) fn string_option(options: &JsValue, key: &str) -> Result<Option<Strin
     }
     value.as_string().map(Some).ok_or_else(|| {
         js_error(
-            "invalid_input",
+            ErrorCode::InvalidInput,
             &format!("{key} must be a string"),
             Some((key, "must be a string")),
         )

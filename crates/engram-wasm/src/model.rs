@@ -10,6 +10,7 @@ use js_sys::{Float32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use crate::errors::js_error;
+use engram::ErrorCode;
 
 /// An [`Embed`] that can also embed one text synchronously, for `EmbeddingModel.embed`.
 pub(crate) trait EmbedOne: Embed {
@@ -37,11 +38,7 @@ pub struct EmbeddingModel {
 }
 
 fn load_error(e: impl std::fmt::Display) -> JsValue {
-    js_error(
-        "invalid_input",
-        &e.to_string(),
-        Some(("model", "cannot be loaded")),
-    )
+    js_error(ErrorCode::ModelError, &e.to_string(), None)
 }
 
 /// Loads the transformer from the bytes of its ONNX file and its `tokenizer.json` (the host
@@ -96,7 +93,7 @@ impl EmbeddingModel {
         let vector = self
             .inner
             .embed_one(text)
-            .map_err(|e| js_error("storage_error", &e, None))?;
+            .map_err(|e| js_error(ErrorCode::ModelError, &e, None))?;
         Ok(Float32Array::from(vector.as_slice()))
     }
 }

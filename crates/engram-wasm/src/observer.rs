@@ -15,6 +15,7 @@ use wasm_bindgen_futures::future_to_promise;
 use crate::database::AnyDatabase;
 use crate::errors::{js_error, to_js_error};
 use crate::{string_option, types, EngramHandle};
+use engram::ErrorCode;
 
 /// One agent session being observed.
 #[wasm_bindgen(js_name = ObservedSession)]
@@ -35,7 +36,7 @@ impl EngramHandle {
     ) -> Result<ObservedSession, JsValue> {
         let session_id = string_option(&options, "sessionId")?.ok_or_else(|| {
             js_error(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 "sessionId is required",
                 Some(("sessionId", "is required")),
             )
@@ -45,7 +46,7 @@ impl EngramHandle {
             Some(kind) => {
                 serde_json::from_value(serde_json::Value::String(kind.clone())).map_err(|_| {
                     js_error(
-                        "invalid_input",
+                        ErrorCode::InvalidInput,
                         &format!("unknown session kind {kind:?}"),
                         Some(("kind", "unknown session kind")),
                     )
@@ -58,7 +59,7 @@ impl EngramHandle {
         } else {
             let array = roots.dyn_into::<Array>().map_err(|_| {
                 js_error(
-                    "invalid_input",
+                    ErrorCode::InvalidInput,
                     "roots must be an array of strings",
                     Some(("roots", "must be an array of strings")),
                 )
@@ -68,7 +69,7 @@ impl EngramHandle {
                 .map(|v| {
                     v.as_string().ok_or_else(|| {
                         js_error(
-                            "invalid_input",
+                            ErrorCode::InvalidInput,
                             "roots must be an array of strings",
                             Some(("roots", "must be an array of strings")),
                         )
@@ -119,7 +120,7 @@ impl ObservedSession {
         };
         let event: Event = serde_json::from_str(&json).map_err(|e| {
             js_error(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 &format!("invalid event: {e}"),
                 Some(("event", "invalid")),
             )
@@ -136,7 +137,7 @@ impl ObservedSession {
     pub fn observe_json(&self, events: &str) -> Result<u32, JsValue> {
         let events: Vec<Event> = serde_json::from_str(events).map_err(|e| {
             js_error(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 &format!("invalid events: {e}"),
                 Some(("events", "invalid")),
             )
@@ -174,7 +175,7 @@ impl ObservedSession {
     ) -> Result<ObservedSession, JsValue> {
         let Some(first) = parts.first() else {
             return Err(js_error(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 "merge needs at least one session",
                 Some(("parts", "is empty")),
             ));
@@ -215,7 +216,7 @@ impl ObservedSession {
             ))
             .map_err(|_| {
                 js_error(
-                    "invalid_input",
+                    ErrorCode::InvalidInput,
                     &format!("unknown outcome {outcome:?}"),
                     Some(("outcome", "success, failure or cancelled")),
                 )
@@ -236,7 +237,7 @@ impl ObservedSession {
 pub fn parse_transcript(text: &str) -> Result<JsValue, JsValue> {
     let session = transcript::parse(text).map_err(|e| {
         js_error(
-            "invalid_input",
+            ErrorCode::InvalidInput,
             &e.to_string(),
             Some(("text", "unreadable recording")),
         )
@@ -246,7 +247,7 @@ pub fn parse_transcript(text: &str) -> Result<JsValue, JsValue> {
 
 fn busy() -> JsValue {
     js_error(
-        "invalid_input",
+        ErrorCode::InvalidInput,
         "the session is being finalized or checkpointed",
         None,
     )

@@ -1,50 +1,23 @@
-//! The rerank stage from JavaScript: `createMemory({ …, reranker })` takes a function the
-//! host provides (a cross-encoder in transformers.js, a call to its own service) or a
-//! rerank service reached through `fetch`.
+//! A reranker function of the JavaScript host (`createMemory({ …, reranker: fn })`): a
+//! cross-encoder in transformers.js, a call to its own service. A rerank service named by
+//! an object is built by the core from the options.
 
 use engram::{Rerank, RerankFuture};
-use engram_rerank_remote::{RemoteReranker, RerankConfig, RerankProtocol};
 use js_sys::{Array, ArrayBuffer, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::spec::{fetch_transport, Spec};
-
-/// The reranker described by `options.reranker`, if any: a function
-/// `(query, documents) => number[] | Promise<number[]>` (a typed array will do), or
-/// `{ provider: "cohere" | "tei" | …, url, model?, apiKey? }` called through `options.fetch`
-/// or the global `fetch`.
-pub fn from_options(options: &JsValue) -> Result<Option<Box<dyn Rerank>>, JsValue> {
-    let Some(spec) = Spec::of(options, "reranker") else {
-        return Ok(None);
-    };
-    if let Some(function) = spec.value.dyn_ref::<Function>() {
-        return Ok(Some(Box::new(JsReranker {
-            function: function.clone(),
-        })));
-    }
-    let spec = spec.object("a function or an object")?;
-    let protocol = RerankProtocol::parse(&spec.required("provider")?).ok_or_else(|| {
-        spec.invalid(
-            "provider",
-            "must be \"cohere\" (also \"jina\", \"voyage\", \"vllm\", \"infinity\") or \"tei\"",
-        )
-    })?;
-    let mut config = RerankConfig::new(protocol, spec.required("url")?);
-    config.model = spec.optional("model")?;
-    config.api_key = spec.optional("apiKey")?;
-    if protocol == RerankProtocol::Cohere && config.model.is_none() {
-        return Err(spec.invalid("model", "is required for this provider"));
-    }
-    Ok(Some(Box::new(RemoteReranker::new(
-        fetch_transport(options)?,
-        config,
-    ))))
+/// A reranker function of the host: `(query, documents) => number[] | Promise<number[]>`
+/// (a typed array will do).
+pub struct JsReranker {
+    function: Function,
 }
 
-/// A reranker function of the host.
-struct JsReranker {
-    function: Function,
+impl JsReranker {
+    /// Wraps the host's function.
+    pub fn new(function: Function) -> Self {
+        JsReranker { function }
+    }
 }
 
 impl Rerank for JsReranker {

@@ -5,12 +5,13 @@ use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 use crate::errors::js_error;
+use engram::ErrorCode;
 
 /// `JSON.stringify(value)`, rejecting values that are not plain objects.
 pub fn stringify(value: &JsValue, what: &str) -> Result<String, JsValue> {
     if !value.is_object() {
         return Err(js_error(
-            "invalid_input",
+            ErrorCode::InvalidInput,
             &format!("{what} must be an object"),
             Some(("(root)", "must be an object")),
         ));
@@ -20,7 +21,7 @@ pub fn stringify(value: &JsValue, what: &str) -> Result<String, JsValue> {
         .and_then(|s| s.as_string())
         .ok_or_else(|| {
             js_error(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 &format!("{what} cannot be converted to JSON"),
                 Some(("(root)", "cannot be converted to JSON (cycles or BigInt?)")),
             )
@@ -29,7 +30,12 @@ pub fn stringify(value: &JsValue, what: &str) -> Result<String, JsValue> {
 
 /// Serializes a Rust value to a plain JavaScript object.
 pub fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    let json = serde_json::to_string(value)
-        .map_err(|e| js_error("storage_error", &format!("cannot encode result: {e}"), None))?;
+    let json = serde_json::to_string(value).map_err(|e| {
+        js_error(
+            ErrorCode::Internal,
+            &format!("cannot encode result: {e}"),
+            None,
+        )
+    })?;
     js_sys::JSON::parse(&json)
 }

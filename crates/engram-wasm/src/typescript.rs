@@ -235,9 +235,25 @@ export type RerankFunction = (query: string, documents: string[]) => number[] | 
  * service), whose ranks are fused with engram's; if it fails the order stays and the
  * response's `warnings` say why.
  */
+/** The open options every engram host takes (the component's and the Worker's as JSON),
+ * validated by the core: a bad one is an `invalid_input` naming its field, and unknown
+ * fields are rejected. */
+export interface EngineOptions {
+  projectId?: string;
+  /** Absent: the model passed to `createMemoryWithModel`, if any. `none`: keyword only. */
+  embedder?: RemoteEmbedderOptions | { provider: "none" | "bundled" | "static" };
+  residentVectors?: boolean;
+  residentKeywords?: boolean;
+  vectorIndex?: boolean;
+  /** Live memories from which searches consult the vector index (default 3000). */
+  vectorIndexMinMemories?: number;
+  reranker?: RerankFunction | RemoteRerankerOptions;
+  /** The `fetch` requests go through (default: the global one); not part of the JSON. */
+  fetch?: typeof fetch;
+}
 export type CreateMemoryOptions =
-  | { url: string; authToken?: string; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; vectorIndex?: boolean; reranker?: RerankFunction | RemoteRerankerOptions }
-  | { local: true; projectId?: string; fetch?: typeof fetch; embedder?: RemoteEmbedderOptions; residentVectors?: boolean; residentKeywords?: boolean; vectorIndex?: boolean; reranker?: RerankFunction | RemoteRerankerOptions };
+  | ({ url: string; authToken?: string } & EngineOptions)
+  | ({ local: true } & EngineOptions);
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
 export type SessionKind = "build" | "insights" | "roadmap" | "terminal" | "changelog" | "spec_creation" | "pr_review";
@@ -297,8 +313,12 @@ export interface PlannerContext {
   text: string; memoryIds: string[]; tokens: number; budget: number; omitted: string[];
   calibrations: Calibration[]; modules: string[]; warnings: string[];
 }
+/** The codes every engram host reports (docs/errors.md). */
+export type ErrorCode = "invalid_input" | "not_found" | "unauthorized" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable" | "model_error" | "internal";
 export interface EngramError extends Error {
-  code: "invalid_input" | "unauthorized" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable";
+  code: ErrorCode;
+  /** The HTTP status a server answers this code with (`httpStatus(code)`). */
+  status: number;
   violations: { field: string; problem: string }[];
 }
 "#;

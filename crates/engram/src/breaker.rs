@@ -1,4 +1,4 @@
-//! The circuit breaker around the embedder (seeds 004, GAP-FM-05).
+//! The circuit breaker around the embedder.
 //!
 //! After [`FAILURES_TO_OPEN`] consecutive failures the circuit opens: engram stops calling
 //! the embedder, stores memories keyword-searchable (queued for

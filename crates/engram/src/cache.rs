@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 
 use sha2::{Digest, Sha256};
 
-/// How long a cached vector is served (seeds 000 §8: 7 days).
+/// How long a cached vector is served.
 pub const CACHE_TTL_MILLIS: i64 = 7 * 86_400 * 1000;
 /// Most vectors kept; the oldest entry is evicted first.
 pub const CACHE_CAPACITY: usize = 1024;

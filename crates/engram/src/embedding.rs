@@ -5,8 +5,8 @@ use std::cell::RefCell;
 
 use crate::breaker::{Breaker, Circuit, FAILURES_TO_OPEN};
 use crate::cache::VectorCache;
-use crate::embed::{embed_checked, Embed};
-use crate::host::Clock;
+use crate::embed::embed_checked;
+use engram_host::{Clock, Embed};
 
 /// Why no vectors came back.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,12 +8,11 @@ use engram_store::{migrate, Database, Statement, StoreError, Value};
 use serde::Serialize;
 
 use crate::breaker::Circuit;
-use crate::capability::{Generate, Rerank};
-use crate::embed::Embed;
 use crate::embedding::{EmbedFailure, Embedding};
 use crate::row::memory_from_row;
 use crate::vector_index::VectorIndex;
 use crate::{sql, EngramError, Host};
+use engram_host::{Embed, Generate, Rerank};
 
 /// Settings for one engram instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +110,7 @@ impl<D: Database> Engram<D> {
             db,
             config,
             host,
-            // A scanner that cannot be built must not block writes (SPEC §12): memories are
+            // A scanner that cannot be built must not block writes: memories are
             // then stored flagged `secret_scan_skipped`.
             scanner: SecretScanner::new().ok(),
             embedding: None,

@@ -1,7 +1,99 @@
-//! The error type of the engram API.
+//! The error type of the engram API and the codes every host reports.
 
 use engram_core::ValidationError;
 use engram_store::StoreError;
+use serde::Serialize;
+
+/// A stable, machine-readable code for a failure: the same failure has the same code in
+/// every host (the `code` of a JavaScript `Error`, of the component's `error` record, of
+/// the Worker's JSON error and of the CLI's `--json` error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The input broke a rule; the violations name each offending field. Not retryable.
+    InvalidInput,
+    /// What the call names does not exist (a memory id, a file in the code graph).
+    NotFound,
+    /// The database refused the credentials.
+    Unauthorized,
+    /// The database could not be reached or is busy; retry later.
+    Unavailable,
+    /// The database rejected a statement.
+    SqlError,
+    /// The database answered something engram cannot use, or failed otherwise.
+    StorageError,
+    /// The embedder failed or its circuit is open; memories are still stored
+    /// keyword-searchable and embedded once it recovers.
+    EmbedderUnavailable,
+    /// An embedding model could not be loaded, or it failed on a text.
+    ModelError,
+    /// A fault inside engram or its binding (a result that could not be encoded); a bug.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Every code, in the order the documentation lists them.
+    pub const ALL: [ErrorCode; 9] = [
+        ErrorCode::InvalidInput,
+        ErrorCode::NotFound,
+        ErrorCode::Unauthorized,
+        ErrorCode::Unavailable,
+        ErrorCode::SqlError,
+        ErrorCode::StorageError,
+        ErrorCode::EmbedderUnavailable,
+        ErrorCode::ModelError,
+        ErrorCode::Internal,
+    ];
+
+    /// The code as hosts spell it: `invalid_input`, `not_found`, …
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidInput => "invalid_input",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Unavailable => "unavailable",
+            ErrorCode::SqlError => "sql_error",
+            ErrorCode::StorageError => "storage_error",
+            ErrorCode::EmbedderUnavailable => "embedder_unavailable",
+            ErrorCode::ModelError => "model_error",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// The HTTP status a server answers this failure with.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidInput => 400,
+            ErrorCode::Unauthorized => 401,
+            ErrorCode::NotFound => 404,
+            ErrorCode::Unavailable | ErrorCode::EmbedderUnavailable => 503,
+            ErrorCode::SqlError
+            | ErrorCode::StorageError
+            | ErrorCode::ModelError
+            | ErrorCode::Internal => 500,
+        }
+    }
+
+    /// Whether the same call may succeed later unchanged.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::Unavailable | ErrorCode::EmbedderUnavailable
+        )
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Why an engram call failed. Nothing is written when a call fails.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -21,20 +113,35 @@ pub enum EngramError {
         /// When the circuit lets the next call through (Unix milliseconds), if it is open.
         retry_at: Option<i64>,
     },
+    /// An embedding model could not be loaded or failed on a text.
+    #[error("model error: {0}")]
+    Model(String),
+    /// What the call names does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// A fault inside engram or a binding; a bug, reported rather than a panic.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl EngramError {
-    /// A stable machine-readable code for hosts: `invalid_input`, `unauthorized`,
-    /// `unavailable` (transient; retry later), `sql_error`, `storage_error`, or
-    /// `embedder_unavailable`.
-    pub fn code(&self) -> &'static str {
+    /// An `invalid_input` error naming one field.
+    pub fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        EngramError::Invalid(ValidationError::field(field, problem))
+    }
+
+    /// The stable code hosts report for this failure.
+    pub fn code(&self) -> ErrorCode {
         match self {
-            EngramError::Invalid(_) => "invalid_input",
-            EngramError::Store(StoreError::Unauthorized { .. }) => "unauthorized",
-            EngramError::Store(e) if e.is_transient() => "unavailable",
-            EngramError::Store(StoreError::Sql(_)) => "sql_error",
-            EngramError::Store(_) => "storage_error",
-            EngramError::EmbedderUnavailable { .. } => "embedder_unavailable",
+            EngramError::Invalid(_) => ErrorCode::InvalidInput,
+            EngramError::Store(StoreError::Unauthorized { .. }) => ErrorCode::Unauthorized,
+            EngramError::Store(e) if e.is_transient() => ErrorCode::Unavailable,
+            EngramError::Store(StoreError::Sql(_)) => ErrorCode::SqlError,
+            EngramError::Store(_) => ErrorCode::StorageError,
+            EngramError::EmbedderUnavailable { .. } => ErrorCode::EmbedderUnavailable,
+            EngramError::Model(_) => ErrorCode::ModelError,
+            EngramError::NotFound(_) => ErrorCode::NotFound,
+            EngramError::Internal(_) => ErrorCode::Internal,
         }
     }
 
@@ -42,7 +149,46 @@ impl EngramError {
     pub fn violations(&self) -> &[engram_core::Violation] {
         match self {
             EngramError::Invalid(e) => &e.violations,
-            EngramError::Store(_) | EngramError::EmbedderUnavailable { .. } => &[],
+            _ => &[],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_snake_case_and_serialize_as_spelled() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            let text = code.as_str();
+            assert!(seen.insert(text), "{text} twice");
+            assert!(text.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+            assert_eq!(serde_json::to_value(code).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn each_failure_has_its_code() {
+        assert_eq!(
+            EngramError::invalid("projectId", "must not be empty").code(),
+            ErrorCode::InvalidInput
+        );
+        assert_eq!(
+            EngramError::Model("bad onnx".into()).code(),
+            ErrorCode::ModelError
+        );
+        assert_eq!(
+            EngramError::Store(StoreError::Sql(engram_store::SqlError {
+                message: "no such table".into(),
+                code: None
+            }))
+            .code(),
+            ErrorCode::SqlError
+        );
+        assert_eq!(ErrorCode::NotFound.http_status(), 404);
+        assert!(ErrorCode::Unavailable.is_transient());
+        assert!(!ErrorCode::InvalidInput.is_transient());
     }
 }

@@ -29,8 +29,8 @@ mod embed;
 mod embedding;
 mod engram;
 mod error;
-mod host;
 mod observe;
+mod options;
 mod retrieve;
 mod row;
 mod search;
@@ -43,9 +43,7 @@ pub use crate::agent::{
 };
 pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};
-pub use crate::capability::{
-    hyde_prompt, Generate, GenerateFuture, Rerank, RerankFuture, HYDE_MAX_TOKENS, RERANK_CANDIDATES,
-};
+pub use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 pub use crate::code::{
     AttachedMemory, CodeIndexStatus, ImpactReport, LinkedNode, Neighbour, RelatedFile,
 };
@@ -54,13 +52,12 @@ pub use crate::code::{
     FlaggedMemory, IndexOptions, IndexProgress, IndexReport, Rename, SourceFile, MAX_FILE_BYTES,
     MAX_PATH_CHARS,
 };
-pub use crate::embed::{Embed, EmbedFuture};
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
-pub use crate::error::EngramError;
-pub use crate::host::{Clock, Entropy, Host};
-#[cfg(feature = "native-host")]
-pub use crate::host::{OsEntropy, SystemClock};
+pub use crate::error::{EngramError, ErrorCode};
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
+pub use crate::options::{
+    DatabaseTarget, EmbedderKind, EmbedderOptions, EngramOptions, RerankerOptions, DEFAULT_PROJECT,
+};
 pub use crate::search::{
     SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings, Stages,
     MAX_BATCH_QUERIES, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
@@ -74,6 +71,12 @@ pub use engram_core::{
     Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
     Visibility,
 };
+pub use engram_host::{
+    Capabilities, Clock, Embed, EmbedFuture, Entropy, Generate, GenerateFuture, Host, Rerank,
+    RerankFuture, SharedTransport,
+};
+#[cfg(feature = "native-host")]
+pub use engram_host::{OsEntropy, SystemClock};
 pub use engram_observer as observer;
 pub use engram_retrieval::{
     self as retrieval, Breakdown, PathScore, QueryContext, QueryType, RRF_K,

@@ -66,10 +66,8 @@ pub(super) async fn run(
         });
     }
 
-    let engram = super::open_memory("cosqa").await?;
     let embedder = cached_model(args, target, systems)?;
-    let engram = super::with_model(engram, embedder.as_ref(), args).await?;
-    let engram = crate::rerank::attach(engram, target)?;
+    let engram = super::open_memory("cosqa", embedder.as_ref(), args, target).await?;
     let model = engram.embedding_model().map(str::to_owned);
     eprintln!(
         "indexing {} functions ({})",

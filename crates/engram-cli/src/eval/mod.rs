@@ -161,7 +161,7 @@ fn truncate_bytes(text: &str, max: usize) -> String {
 
 pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), CliError> {
     let mut names = args.systems.clone();
-    if crate::rerank::config(target)?.is_some() && names.join(",") == DEFAULT_SYSTEMS {
+    if target.rerank_provider.is_some() && names.join(",") == DEFAULT_SYSTEMS {
         names.push("no-rerank".into());
     }
     let systems: Vec<System> = names.iter().map(|s| system(s)).collect::<Result<_, _>>()?;
@@ -172,7 +172,7 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
     match args.dataset.as_str() {
         "cosqa" => cosqa::run(args, &data, &systems, target, json).await,
         "swebench" => swebench::run(args, &data, &systems, target, json).await,
-        "observer" => observer::run(args, &data, json).await,
+        "observer" => observer::run(args, &data, target, json).await,
         other => Err(CliError::Usage(format!(
             "unknown dataset {other:?}; available: cosqa, swebench, observer"
         ))),
@@ -222,46 +222,52 @@ pub(crate) fn cached_model(
     Ok(Some(std::rc::Rc::new(cached)))
 }
 
-/// A fresh in-memory database for one evaluation corpus, opened with [`eval_host`].
+/// A fresh in-memory database for one evaluation corpus, opened with [`eval_host`] through
+/// the options every host opens with: the flags' reranker, keyword postings in memory as a
+/// long-lived host keeps them (the statement alone returns the same), and with `embedder`
+/// the dense path of `args.dense_source` — resident vectors by default, which also return
+/// what the exact scan does. Callers load the resident sets (`Engram::load_resident_vectors`,
+/// `Engram::load_resident_keywords`) once the corpus is stored, so no timed search pays for
+/// the loading.
 pub(crate) async fn open_memory(
     project_id: impl Into<String>,
+    embedder: Option<&std::rc::Rc<CachedEmbedder>>,
+    args: &EvalArgs,
+    target: &Target,
 ) -> Result<Engram<engram_libsql::LocalDatabase>, CliError> {
     let db = engram_libsql::LocalDatabase::open(":memory:")
         .await
         .map_err(engram::EngramError::from)?;
-    let config = engram::EngramConfig {
-        project_id: project_id.into(),
-    };
-    Ok(Engram::open(db, config, eval_host()).await?)
-}
-
-/// Gives `engram` the model, if there is one, and keeps its keyword postings in memory, as a
-/// long-lived host would (the statement alone returns the same), with the dense path of
-/// `args.dense_source`: resident vectors by default, which also return what the exact scan
-/// does. Callers load the resident sets (`Engram::load_resident_vectors`,
-/// `Engram::load_resident_keywords`) once the corpus is stored, so no timed search pays
-/// for the loading.
-pub(crate) async fn with_model(
-    mut engram: Engram<engram_libsql::LocalDatabase>,
-    embedder: Option<&std::rc::Rc<CachedEmbedder>>,
-    args: &EvalArgs,
-) -> Result<Engram<engram_libsql::LocalDatabase>, CliError> {
-    engram.enable_resident_keywords();
-    let Some(embedder) = embedder else {
-        return Ok(engram);
-    };
-    let mut engram = engram.with_embedder(Box::new(embedder.clone()));
-    match args.dense_source.as_str() {
-        // Searched whatever the corpus's size, so the figures are the index's.
-        "index" => {
-            if !engram.enable_vector_index_from(0).await? {
-                return Err(CliError::Usage(
-                    "--dense-source index: this database has no vector index".into(),
-                ));
+    let mut options = crate::open::options(&Target {
+        url: None,
+        no_embed: true,
+        embed_provider: None,
+        ..target.clone()
+    })?;
+    options.project_id = Some(project_id.into());
+    options.path = None;
+    options.resident_keywords = true;
+    let mut capabilities = engram::Capabilities::new(eval_host()).with_http(
+        engram::SharedTransport::new(engram_hrana::ReqwestTransport::new()),
+    );
+    if let Some(embedder) = embedder {
+        options.embedder = None;
+        capabilities = capabilities.with_model(Box::new(embedder.clone()));
+        match args.dense_source.as_str() {
+            // Searched whatever the corpus's size, so the figures are the index's.
+            "index" => {
+                options.vector_index = true;
+                options.vector_index_min_memories = Some(0);
             }
+            "exact" => {}
+            _ => options.resident_vectors = true,
         }
-        "exact" => {}
-        _ => engram.enable_resident_vectors()?,
+    }
+    let engram = Engram::open_with(db, &options, capabilities).await?;
+    if options.vector_index && !engram.uses_vector_index() {
+        return Err(CliError::Usage(
+            "--dense-source index: this database has no vector index".into(),
+        ));
     }
     Ok(engram)
 }

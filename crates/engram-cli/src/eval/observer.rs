@@ -10,12 +10,17 @@ use serde_json::{json, Value};
 
 use super::{percentile, EvalArgs};
 use crate::observe::{recordings, replay_file};
-use crate::CliError;
+use crate::{CliError, Target};
 
 /// Hot files that count as the observer's answer.
 const TOP: usize = 5;
 
-pub async fn run(args: &EvalArgs, data: &Path, json_out: bool) -> Result<(), CliError> {
+pub async fn run(
+    args: &EvalArgs,
+    data: &Path,
+    target: &Target,
+    json_out: bool,
+) -> Result<(), CliError> {
     let trajectories = data.join("trajectories");
     let instances = data.join("swebench/dev_instances.jsonl");
     if !trajectories.is_dir() || !instances.is_file() {
@@ -27,7 +32,7 @@ pub async fn run(args: &EvalArgs, data: &Path, json_out: bool) -> Result<(), Cli
         return Ok(());
     }
     let gold = gold_files(&instances)?;
-    let engram = super::open_memory("observer-eval").await?;
+    let engram = super::open_memory("observer-eval", None, args, target).await?;
 
     let mut files = recordings(&[trajectories])?;
     if let Some(n) = args.queries {

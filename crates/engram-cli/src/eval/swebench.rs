@@ -123,9 +123,9 @@ pub(super) async fn run(
         let project = group.first().map_or("pytest", |i| project_of(&i.id));
         // Embedding a release's chunks takes minutes on a cold vector cache.
         eprintln!("{project} {version}: indexing {} files...", files.len());
-        let engram = super::open_memory(format!("pytest-{version}")).await?;
-        let engram = super::with_model(engram, embedder.as_ref(), args).await?;
-        let engram = crate::rerank::attach(engram, target)?;
+        let engram =
+            super::open_memory(format!("pytest-{version}"), embedder.as_ref(), args, target)
+                .await?;
         engram.index_files(&files, &IndexOptions::default()).await?;
         if let Some(e) = &embedder {
             e.head_chars.set(Some(EMBED_HEAD_CHARS));

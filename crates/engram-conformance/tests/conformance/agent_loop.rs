@@ -1,4 +1,4 @@
-//! Agent-loop integration (SPEC §7) on the libSQL test server over HTTP and on an embedded
+//! Agent-loop integration on the libSQL test server over HTTP and on an embedded
 //! libSQL file: the same session gives the same injections, tool answers and session
 //! context on both, a tool result's lookup is one request, and the injection rules hold
 //! (types, confidence, review, never twice).

@@ -1,7 +1,7 @@
 //! The storage suite and API vectors on the embedded libSQL file (the CLI's default).
 
 use crate::common::{nonce, temp_db, API_VECTORS};
-use engram::{Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
+use engram::{Capabilities, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_libsql::LocalDatabase;
 use engram_store::{Database, Statement, Value};
@@ -17,8 +17,12 @@ async fn storage_suite_passes_on_the_embedded_file() {
 async fn api_vectors_pass_on_the_embedded_file() {
     let path = temp_db("vectors");
     let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
-    let steps = run_api_vectors(API_VECTORS, "embedded", |project_id| {
-        Engram::open(&db, EngramConfig { project_id }, Host::native())
+    let steps = run_api_vectors(API_VECTORS, "embedded", |opening| {
+        let db = &db;
+        async move {
+            let options = opening.options(serde_json::json!({"local": true}))?;
+            Engram::open_with(db, &options, Capabilities::new(Host::native())).await
+        }
     })
     .await
     .unwrap();

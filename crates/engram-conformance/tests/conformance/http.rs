@@ -2,7 +2,7 @@
 //! engine), with the native reqwest transport.
 
 use crate::common::{nonce, CountingTransport, API_VECTORS};
-use engram::{Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
+use engram::{Capabilities, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_store::{Database, Statement, StoreError, Value};
@@ -46,8 +46,13 @@ async fn storage_suite_passes_over_hrana_v2_fallback() {
 async fn api_vectors_pass_over_http() {
     let server = server();
     let db = client(&server);
-    let steps = run_api_vectors(API_VECTORS, &nonce(), |project_id| {
-        Engram::open(&db, EngramConfig { project_id }, Host::native())
+    let url = server.url();
+    let steps = run_api_vectors(API_VECTORS, &nonce(), |opening| {
+        let (db, url) = (&db, url.clone());
+        async move {
+            let options = opening.options(serde_json::json!({ "url": url }))?;
+            Engram::open_with(db, &options, Capabilities::new(Host::native())).await
+        }
     })
     .await
     .unwrap();
@@ -122,7 +127,10 @@ async fn a_wrong_token_is_refused_and_nothing_is_written() {
     assert_eq!(err, StoreError::Unauthorized { status: 401 });
     assert!(!err.to_string().contains("wrong"), "token echoed: {err}");
     let bad_engram = Engram::open(&bad, EngramConfig::default(), Host::native()).await;
-    assert_eq!(bad_engram.err().map(|e| e.code()), Some("unauthorized"));
+    assert_eq!(
+        bad_engram.err().map(|e| e.code().as_str()),
+        Some("unauthorized")
+    );
     let found = engram.search(&SearchQuery::new("anything")).await.unwrap();
     assert!(found.hits.is_empty());
 }

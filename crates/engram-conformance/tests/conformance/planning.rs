@@ -1,4 +1,4 @@
-//! Planning from memory (SPEC §7) on the libSQL test server over HTTP and on an embedded
+//! Planning from memory on the libSQL test server over HTTP and on an embedded
 //! libSQL file: calibrations add up and replace their memory, the step limit follows the
 //! worst overrun among the task's modules in one request, and the planner's context comes
 //! in sections within its budget; both databases give the same answers.

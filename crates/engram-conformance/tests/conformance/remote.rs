@@ -3,7 +3,7 @@
 //! `LIBSQL_URL=libsql://… LIBSQL_AUTH_TOKEN=… cargo test -p engram-conformance --test conformance remote:: -- --ignored`.
 
 use crate::common::{nonce, API_VECTORS};
-use engram::{Engram, EngramConfig, Host};
+use engram::{Capabilities, Engram, Host};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_hrana::{HranaClient, ReqwestTransport};
 
@@ -25,8 +25,12 @@ async fn storage_suite_passes_against_libsql_url() {
 async fn api_vectors_pass_against_libsql_url() {
     let db = remote();
     let prefix = format!("conformance-{}", nonce());
-    run_api_vectors(API_VECTORS, &prefix, |project_id| {
-        Engram::open(&db, EngramConfig { project_id }, Host::native())
+    run_api_vectors(API_VECTORS, &prefix, |opening| {
+        let db = &db;
+        async move {
+            let options = opening.options(serde_json::json!({"url": "libsql://conformance"}))?;
+            Engram::open_with(db, &options, Capabilities::new(Host::native())).await
+        }
     })
     .await
     .unwrap();

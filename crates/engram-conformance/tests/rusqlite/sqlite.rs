@@ -3,7 +3,7 @@
 //! be linked into one executable.)
 
 use crate::common::{self, nonce, API_VECTORS};
-use engram::{Engram, EngramConfig, Host};
+use engram::{Capabilities, Engram, EngramConfig, Host};
 use engram_conformance::{run_api_vectors, storage_suite};
 use engram_sqlite::SqliteDatabase;
 
@@ -16,8 +16,12 @@ async fn storage_suite_passes_on_rusqlite_with_registered_vector_functions() {
 #[tokio::test]
 async fn api_vectors_pass_on_rusqlite() {
     let db = SqliteDatabase::open_in_memory().unwrap();
-    let steps = run_api_vectors(API_VECTORS, "sqlite", |project_id| {
-        Engram::open(&db, EngramConfig { project_id }, Host::native())
+    let steps = run_api_vectors(API_VECTORS, "sqlite", |opening| {
+        let db = &db;
+        async move {
+            let options = opening.options(serde_json::json!({"local": true}))?;
+            Engram::open_with(db, &options, Capabilities::new(Host::native())).await
+        }
     })
     .await
     .unwrap();

@@ -6,6 +6,9 @@
 //! build writes its lanes out with `simd128`, and the x86-64 scan uses AVX2 when the
 //! processor has it.
 
+// The SIMD intrinsics are unsafe to call; each use checks the lengths it reads first.
+#![allow(unsafe_code)]
+
 /// The dot product of `a` and `b`.
 pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let whole = a.len().min(b.len()) / 8 * 8;

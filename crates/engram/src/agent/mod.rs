@@ -1,4 +1,4 @@
-//! Agent-loop integration on a database (SPEC §7): the session start's context, memories
+//! Agent-loop integration on a database: the session start's context, memories
 //! appended to a file's tool result, the step-injection decider, and engram's own tools
 //! for the agent to call. `engram-agent` decides what to look up and how it reads; this
 //! module looks it up.
@@ -150,7 +150,7 @@ ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
         Ok(memories)
     }
 
-    /// What to append to a tool's result (SPEC §7, injection point 3): when the call read
+    /// What to append to a tool's result: when the call read
     /// or edited files, the gotchas, error patterns, dead ends and observations about them
     /// that pass the injection rules (confidence ≥ 0.65, not in need of review, not in
     /// `shown_ids`; at most four, most trusted first). `None` when there is nothing to say
@@ -165,7 +165,7 @@ ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
             .await
     }
 
-    /// Whether to add a system message before the next step (SPEC §7, seeds 000 §9): the
+    /// Whether to add a system message before the next step: the
     /// first of three triggers that finds something — unseen memories about the files of
     /// the latest reads and edits; the agent's own records since the last step, said back;
     /// a memory that already answers the agent's latest grep or glob (by the auto-inject

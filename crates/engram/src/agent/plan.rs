@@ -1,4 +1,4 @@
-//! Planning from memory (SPEC §7): task calibrations recorded as work units finish, the
+//! Planning from memory: task calibrations recorded as work units finish, the
 //! step limit they imply, and the planner's context.
 
 use engram_agent::named_modules::named_modules;
@@ -194,7 +194,7 @@ impl<D: Database> Engram<D> {
         Ok(calibration)
     }
 
-    /// The step limit for a task (SPEC §7, seeds 000 §9): the runtime's base limit scaled by
+    /// The step limit for a task: the runtime's base limit scaled by
     /// how many steps work in the task's modules really takes against its plans (see
     /// [`engram_agent::plan::step_limit`]). One round trip.
     pub async fn step_limit(&self, request: &StepLimitRequest) -> Result<StepLimit, EngramError> {
@@ -213,7 +213,7 @@ impl<D: Database> Engram<D> {
         Ok(step_limit(request, &calibrations))
     }
 
-    /// The planner's context (SPEC §7, seeds 000 §10): the calibrations of the task's
+    /// The planner's context: the calibrations of the task's
     /// modules (of those the task names when the request gives none), their dead ends
     /// (constraints for the plan), coupled files (scope), recent work-unit outcomes and the
     /// task's recipes, in sections packed into the budget. One round trip: the

@@ -1,4 +1,4 @@
-//! The session start's context (SPEC §7, the passive tier): what the agent should know
+//! The session start's context: what the agent should know
 //! before its first step, packed into the phase's budget.
 
 use engram_agent::inject;
@@ -98,7 +98,7 @@ pub struct SessionContext {
 }
 
 impl<D: Database> Engram<D> {
-    /// The context for a session's system prompt (SPEC §7, the passive tier): memories
+    /// The context for a session's system prompt: memories
     /// found for the task (and its files), memories of its modules, the project's standing
     /// preferences, requirements and decisions, and the latest work in progress, without
     /// memories that need review, packed into the phase's budget with per-type shares and

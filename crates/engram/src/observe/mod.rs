@@ -17,9 +17,9 @@ use serde::Serialize;
 
 use crate::{Engram, EngramError};
 
-/// Sessions per module at which the observer writes a module summary (seeds 000 §12).
+/// Sessions per module at which the observer writes a module summary.
 pub const SYNTHESIS_THRESHOLDS: [u32; 5] = [5, 10, 20, 50, 100];
-/// A candidate this close (cosine) to a live memory of its type is not new (seeds 003 §5).
+/// A candidate this close (cosine) to a live memory of its type is not new.
 pub const NOVELTY_MAX_SIMILARITY: f64 = 0.88;
 /// Hot files reported per session.
 pub const REPORTED_HOT_FILES: usize = 10;

@@ -1,4 +1,4 @@
-//! [`Engram::search`]: the retrieval pipeline of SPEC §6 on a database.
+//! [`Engram::search`]: the retrieval pipeline on a database.
 //!
 //! One round trip fetches the keyword, dense and graph candidates and the file adjacency
 //! among them — for one search or, with [`Engram::search_many`], for several; ranking is
@@ -30,11 +30,12 @@ use self::keywords::{IndexedText, KeywordPick, MatchTerms, TextChange};
 pub(crate) use self::resident::Resident;
 use self::resident::{DensePick, PickSize, VectorChange};
 use self::sql::{param, DenseSource, GraphInputs, Narrow, Paths};
-use crate::capability::{hyde_prompt, Generate, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
+use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::embedding::Embedding;
 use crate::row::memory_from_row;
 use crate::search::{SearchMode, SearchQuery, SearchResponse};
 use crate::{Engram, EngramError};
+use engram_host::Generate;
 
 pub(crate) use self::sql::{INSERT_MEMORY_FILES, INSERT_MEMORY_MODULES};
 
@@ -83,7 +84,7 @@ fn json_weights(weights: &[(&str, f64)]) -> Value {
 }
 
 impl<D: Database> Engram<D> {
-    /// Searches live memories through the full pipeline (SPEC §6): query analysis, keyword,
+    /// Searches live memories through the full pipeline: query analysis, keyword,
     /// dense and graph candidates in one round trip, weighted reciprocal rank fusion, the
     /// graph neighbourhood boost, phase × trust × confidence × decay, dedupe and MMR, the
     /// optional host reranker, the intent's selection rules, HyDE when a search is weak, and
@@ -458,7 +459,7 @@ impl<D: Database> Engram<D> {
     /// text 0.53.
     async fn rerank(
         &self,
-        reranker: &dyn crate::capability::Rerank,
+        reranker: &dyn engram_host::Rerank,
         text: &str,
         mut ranked: Vec<Candidate>,
         warnings: &mut Vec<String>,

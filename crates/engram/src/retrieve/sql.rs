@@ -7,7 +7,7 @@ use engram_core::schema::NODE_SHORT_NAME;
 use crate::sql::MEMORY_COLUMNS;
 use crate::vector_index::VectorIndex;
 
-/// Keyword candidates (SPEC §6: BM25 top 20).
+/// Keyword candidates.
 pub(crate) const KEYWORD_CANDIDATES: u32 = 20;
 /// Dense candidates (dense top 30).
 pub(crate) const DENSE_CANDIDATES: u32 = 30;

@@ -1,4 +1,4 @@
-//! Capabilities the host injects: a clock and randomness.
+//! Time and randomness.
 
 /// Wall-clock time.
 pub trait Clock {
@@ -18,7 +18,7 @@ pub trait Entropy {
     fn fill(&self, buf: &mut [u8]);
 }
 
-/// The capabilities an [`Engram`](crate::Engram) needs from its host.
+/// The two capabilities every engram needs: a clock and randomness.
 pub struct Host {
     /// Wall-clock time.
     pub clock: Box<dyn Clock>,
@@ -36,18 +36,18 @@ impl Host {
     }
 
     /// The operating system's clock and randomness.
-    #[cfg(feature = "native-host")]
+    #[cfg(feature = "native")]
     pub fn native() -> Self {
         Host::new(SystemClock, OsEntropy)
     }
 }
 
 /// The system clock.
-#[cfg(feature = "native-host")]
+#[cfg(feature = "native")]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 
-#[cfg(feature = "native-host")]
+#[cfg(feature = "native")]
 impl Clock for SystemClock {
     fn now_millis(&self) -> i64 {
         std::time::SystemTime::now()
@@ -65,11 +65,11 @@ impl Clock for SystemClock {
 }
 
 /// The operating system's random number generator.
-#[cfg(feature = "native-host")]
+#[cfg(feature = "native")]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OsEntropy;
 
-#[cfg(feature = "native-host")]
+#[cfg(feature = "native")]
 impl Entropy for OsEntropy {
     fn fill(&self, buf: &mut [u8]) {
         if getrandom::fill(buf).is_err() {

@@ -1,0 +1,132 @@
+//! Opening engram from the command line: the global flags decoded into the one options
+//! type every host opens with, and the capabilities a native host has (its clock and
+//! randomness, reqwest for remote providers, the bundled model from the model folder).
+
+use engram::{
+    Capabilities, Database, EmbedderKind, EmbedderOptions, Engram, EngramOptions, Host,
+    RerankerOptions, SharedTransport, ValidationError,
+};
+use engram_hrana::ReqwestTransport;
+
+use crate::{model, CliError, Target};
+
+/// The options the flags describe, validated; violations are reported by flag name.
+pub fn options(target: &Target) -> Result<EngramOptions, CliError> {
+    let local = target.url.is_none();
+    let options = EngramOptions {
+        url: target.url.clone(),
+        auth_token: target.url.as_ref().and(target.auth_token.clone()),
+        local,
+        path: local.then(|| target.db.clone()),
+        project_id: Some(target.project.clone()),
+        embedder: embedder(target)?,
+        reranker: target
+            .rerank_provider
+            .as_ref()
+            .map(|provider| RerankerOptions {
+                provider: provider.clone(),
+                url: target.rerank_url.clone(),
+                model: target.rerank_model.clone(),
+                api_key: target.rerank_api_key.clone(),
+            }),
+        ..EngramOptions::default()
+    };
+    options.validate().map_err(|e| flag_error(&e, target))?;
+    Ok(options)
+}
+
+/// The embedder the flags name: none with `--no-embed`, the remote provider of
+/// `--embed-provider`, else whatever bundled model is found (decided when loading).
+fn embedder(target: &Target) -> Result<Option<EmbedderOptions>, CliError> {
+    if target.no_embed {
+        return Ok(Some(EmbedderOptions::provider("none")));
+    }
+    let Some(provider) = &target.embed_provider else {
+        return Ok(None);
+    };
+    let dims = target
+        .embed_dims
+        .map(u32::try_from)
+        .transpose()
+        .map_err(|_| CliError::Usage("--embed-dims is too large".into()))?;
+    Ok(Some(EmbedderOptions {
+        provider: provider.clone(),
+        url: target.embed_url.clone(),
+        model: target.embed_model.clone(),
+        dims,
+        api_key: target.embed_api_key.clone(),
+        request_dims: false,
+    }))
+}
+
+/// A native host's capabilities for `options`: the bundled model is loaded when the
+/// options leave the embedder to it and its files are there.
+pub fn capabilities(target: &Target, options: &EngramOptions) -> Result<Capabilities, CliError> {
+    let mut capabilities =
+        Capabilities::new(Host::native()).with_http(SharedTransport::new(ReqwestTransport::new()));
+    let wants_local_model = match options.embedder.as_ref().and_then(EmbedderOptions::kind) {
+        None => true,
+        Some(kind) => matches!(kind, EmbedderKind::Bundled | EmbedderKind::Static),
+    };
+    if wants_local_model {
+        if let Some(model) = model::load(target)? {
+            capabilities = capabilities.with_model(model);
+        }
+    }
+    Ok(capabilities)
+}
+
+/// Opens engram on `db` as the flags say. Dense searches use the libSQL vector index
+/// whenever there is an embedder (libSQL servers and files have one).
+pub async fn open<D: Database>(db: D, target: &Target) -> Result<Engram<D>, CliError> {
+    let mut options = options(target)?;
+    let capabilities = capabilities(target, &options)?;
+    let remote = matches!(
+        options.embedder.as_ref().and_then(EmbedderOptions::kind),
+        Some(EmbedderKind::Remote(_))
+    );
+    options.vector_index = remote || capabilities.model.is_some();
+    Ok(Engram::open_with(db, &options, capabilities).await?)
+}
+
+/// The flag each option comes from.
+fn flag_of(field: &str) -> &'static str {
+    match field {
+        "url" => "--url",
+        "authToken" => "--auth-token",
+        "local" | "path" => "--db",
+        "projectId" => "--project",
+        "embedder.provider" => "--embed-provider",
+        "embedder.url" => "--embed-url",
+        "embedder.model" => "--embed-model",
+        "embedder.dims" => "--embed-dims",
+        "embedder.apiKey" => "--embed-api-key",
+        "reranker.provider" => "--rerank-provider",
+        "reranker.url" => "--rerank-url",
+        "reranker.model" => "--rerank-model",
+        "reranker.apiKey" => "--rerank-api-key",
+        _ => "an option",
+    }
+}
+
+/// The options' violations said in terms of the flags, with the value given where it is
+/// a name (`invalid --rerank-provider "bm25": must be …`).
+fn flag_error(error: &ValidationError, target: &Target) -> CliError {
+    let given = |field: &str| match field {
+        "embedder.provider" => target.embed_provider.clone(),
+        "reranker.provider" => target.rerank_provider.clone(),
+        _ => None,
+    };
+    let parts: Vec<String> = error
+        .violations
+        .iter()
+        .map(|v| {
+            let flag = flag_of(&v.field);
+            match given(&v.field) {
+                Some(value) => format!("invalid {flag} {value:?}: {}", v.problem),
+                None => format!("{flag} {}", v.problem),
+            }
+        })
+        .collect();
+    CliError::Usage(parts.join("; "))
+}
