@@ -31,9 +31,10 @@ downloads() {
   step "crates (cargo fetch, for the builds that follow)"
   cargo fetch --locked --quiet
 
-  step "npm packages (workerd via miniflare, playwright-core)"
+  step "npm packages (workerd via miniflare, playwright-core, TypeScript)"
   (cd workers && npm ci --no-audit --no-fund --loglevel=error)
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+  (cd pkg && npm ci --no-audit --no-fund --loglevel=error)   # TypeScript, for the declarations check
 
   step "Python packages (wasmtime's embedding, pytest, NumPy for the edge model and the rerank helpers)"
   python3 -m pip install -q --disable-pip-version-check "wasmtime==${WASMTIME_PY_VERSION}" "pytest==${PYTEST_VERSION}" "numpy==${NUMPY_VERSION}" 2>&1 | grep -v "WARNING: Running pip as the 'root' user" || true

@@ -166,6 +166,9 @@ observer_eval() {
 }
 suite "observer replay of the trajectories" observer_eval
 suite "npm package in Node" bash -c "cd pkg && node --test tests/"
+# The hand-written declarations checked against a typed usage file, so they cannot drift
+# from the code.
+suite "npm package's TypeScript declarations (tsc --noEmit)" bash -c "cd pkg && npx tsc --noEmit -p tests/types"
 suite "Worker in workerd" bash -c "cd workers && node --test test/"
 suite "npm package in headless Chromium" bash -c "cd tests/browser && node --test ."
 suite "component under wasmtime" python3 -m pytest -q tests/component

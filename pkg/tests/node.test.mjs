@@ -169,3 +169,27 @@ test("vectorIndex: the server's vector index is created and kept current by ever
   assert.equal((await local.search({ text: "deploys from tags", mode: "dense" })).hits.length, 1);
   await assert.rejects(engram.createMemory({ ...options, vectorIndex: "yes" }), (e) => e.code === "invalid_input" && e.violations[0].field === "vectorIndex");
 });
+
+test("MCP messages are answered by the core: what needs no database at once, tool calls by the engram", async () => {
+  const listed = engram.mcpMessage(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
+  assert.equal(listed.needsEngram, false);
+  assert.deepEqual(JSON.parse(listed.reply).result.tools.map((t) => t.name), ["search_memory", "record_memory", "analyze_impact"]);
+  assert.equal(JSON.parse(engram.mcpMessage("{not json").reply).error.code, -32700);
+  assert.deepEqual(engram.mcpMessage(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })), { reply: null, needsEngram: false });
+  const call = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "record_memory", arguments: { type: "gotcha", content: "vitest needs --pool=forks for native addons" } } });
+  assert.equal(engram.mcpMessage(call).needsEngram, true);
+  const memory = await engram.createMemory({ local: true });
+  const recorded = JSON.parse(await memory.answerMcp(call));
+  assert.equal(recorded.id, 2);
+  assert.equal(recorded.result.isError, false);
+  const found = JSON.parse(await memory.answerMcp(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "search_memory", arguments: { query: "vitest native addons" } } })));
+  assert.match(found.result.content[0].text, /pool=forks/);
+  assert.equal(await memory.answerMcp(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled" })), null);
+});
+
+test("every error carries the core's code and the HTTP status it maps to", async () => {
+  await assert.rejects(engram.createMemory({ local: true, residentVectors: true }), (e) => e.code === "invalid_input" && e.status === 400 && e.violations[0].field === "residentVectors");
+  assert.equal(engram.httpStatus("not_found"), 404);
+  assert.equal(engram.httpStatus("unavailable"), 503);
+  assert.equal(engram.httpStatus("no_such_code"), 500);
+});

@@ -28,7 +28,7 @@
 // them), each search's best 20 are reordered by that service, called through fetch.
 import {
   initSync, createMemory, createMemoryWithModel, loadStaticEmbeddingModel, toolDefinitions, promptDefinitions,
-  serverInstructions, httpStatus,
+  httpStatus, mcpMessage,
 } from "../build/engram/engram.js";
 import wasmModule from "../build/engram/engram_bg.wasm";
 import staticTable from "../build/model/static-minilm.bin";
@@ -169,7 +169,7 @@ export default {
     if (!token) return failure("unauthorized", "missing bearer token");
     const projectId = request.headers.get("x-engram-project") ?? "default";
     if (pathname === "/mcp") {
-      return serveMcp(request, () => handleFor(env, token, projectId), { toolDefinitions, promptDefinitions, serverInstructions });
+      return serveMcp(request, () => handleFor(env, token, projectId), { mcpMessage });
     }
     if (request.method !== "POST") return json({ error: { code: "method_not_allowed", message: "use POST" } }, 405);
     try {

@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod inject;
+pub mod mcp;
 pub mod named_modules;
 pub mod plan;
 pub mod prompts;

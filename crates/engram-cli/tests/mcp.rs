@@ -1,6 +1,7 @@
 //! `engram mcp`: a Model Context Protocol client's session with the binary over stdio —
 //! the handshake, the tool list, a memory recorded and found again, a bad call answered as
-//! a tool error the model can read, and the session-context prompt.
+//! a tool error the model can read, the session-context prompt, and a malformed line
+//! answered with a JSON-RPC error.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -126,6 +127,15 @@ fn an_mcp_client_records_and_finds_a_memory_over_stdio() {
     );
     let unknown = request("prompts/get", json!({"name": "standup"}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    // A line that is not a JSON-RPC message is answered with its error, not dropped.
+    writeln!(input, "{{not json").expect("line written");
+    input.flush().expect("flushed");
+    let mut text = String::new();
+    output.read_line(&mut text).expect("response read");
+    let answer: Value = serde_json::from_str(&text).expect("JSON-RPC line");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_eq!(answer["id"], Value::Null, "{answer}");
 
     drop(input);
     let status = child.wait().expect("engram mcp exits");

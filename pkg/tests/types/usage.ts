@@ -1,0 +1,48 @@
+// Type-checked against the package's hand-written declarations (pkg/dist/engram.d.ts) by
+// `npm run typecheck` in CI: each call here is one the README or the tests make, so a
+// declaration that drifts from the code fails the build. Not run; only checked.
+import init, {
+  createMemory,
+  httpStatus,
+  mcpMessage,
+  toolDefinitions,
+  promptDefinitions,
+  type CreateMemoryOptions,
+  type EngramError,
+  type ErrorCode,
+  type SearchResponse,
+} from "../../dist/engram.js";
+
+export async function usage(): Promise<void> {
+  await init();
+  const options: CreateMemoryOptions = {
+    url: "libsql://example.turso.io",
+    authToken: "token",
+    projectId: "web",
+    residentKeywords: true,
+    embedder: { provider: "ollama", url: "http://127.0.0.1:11434", model: "all-minilm", dims: 384 },
+    reranker: async (query: string, documents: string[]) => documents.map((d) => d.length + query.length),
+  };
+  const memory = await createMemory(options);
+  const local = await createMemory({ local: true, embedder: { provider: "none" }, vectorIndexMinMemories: 10 });
+  const { id, redacted } = await memory.remember({ type: "gotcha", content: "run migrations first", tags: ["db"] });
+  const found: SearchResponse = await local.search({ text: "migrations", limit: 5 });
+  const first: string | undefined = found.hits[0]?.memory.id;
+  const many: SearchResponse[] = await memory.searchMany(["database tests", { text: "migrations", types: ["dead_end"] }]);
+  const stored = await memory.get(id);
+  const forgotten: boolean = await memory.forget(first ?? id);
+  const answer = mcpMessage('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+  const reply: string | null = answer.needsEngram ? await memory.answerMcp("{}") : answer.reply;
+  const status: number = httpStatus("not_found");
+  toolDefinitions("mcp");
+  promptDefinitions();
+  try {
+    await createMemory({ local: true, residentVectors: true });
+  } catch (e) {
+    const error = e as EngramError;
+    const code: ErrorCode = error.code;
+    const field: string | undefined = error.violations[0]?.field;
+    console.log(code, field, error.status);
+  }
+  console.log(redacted.length, many.length, stored?.content, forgotten, reply, status);
+}
