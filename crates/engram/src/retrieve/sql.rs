@@ -329,6 +329,9 @@ AND (?{EXCLUDE} IS NULL OR m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE}))
     )
 }
 
+/// A path that runs nothing: no rows.
+const EMPTY_PATH: &str = "SELECT NULL AS rid, NULL AS metric WHERE 0";
+
 /// The candidate statement for `paths`. Rows: `kind` (`keyword`, `dense`, `graph`, `adj` or
 /// `vec`), rank (tied metrics share a rank), metric, then [`MEMORY_COLUMNS`] for hits (a
 /// dense neighbour counts only with a positive cosine similarity: one orthogonal or opposite
@@ -345,39 +348,69 @@ pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     // path): the hits and the candidate files then reach `memories` by rowid instead of a
     // seek in the TEXT id index and another by rowid. A rowid only holds within this statement (VACUUM may renumber a
     // table without an INTEGER PRIMARY KEY), which is all it is used for.
-    let empty = "SELECT NULL AS rid, NULL AS metric WHERE 0";
-    // Preparing this statement costs more than running it (about 8 M instructions,
-    // against about 3 M to run it at 10K memories), and a server prepares it on every
-    // request: sqld does not cache statements. SQLite expands a CTE's whole definition
-    // again at each reference, nested references included, so the text references each
-    // CTE as few times as it can: a fast form is read once, and the common-term filter
-    // reads its kept terms once.
-    // The fast form ranks the FTS matches alone (rowids and BM25 only: no content read and
-    // no join per match) and filters the best 4 × limit; when at least `limit` survive
-    // they are exactly the filtered top `limit` (every other match ranks below all of
-    // them). Otherwise the exact form filters every match ([`fast_or_exact`]). `CROSS
-    // JOIN` keeps the matches as the outer loop (the planner otherwise scans every memory
-    // of the project).
-    // Terms in at least half the rows are left out of the MATCH: FTS5's BM25 gives them an
-    // idf of 1e-6, so they rank nothing, yet scoring every row they match is most of a
-    // search's time on a large memory. `?TERMS` pairs each single-term token with its
-    // Porter stem; the vocabulary gives the stem's document frequency (a stem it does not
-    // know keeps its token). If every term is that common, the full expression runs; and
-    // the exact form always uses the full expression, so a memory that only shares common
-    // terms is still found when the rarer terms match fewer than `limit` memories.
-    // Both forms read only the project's rows: its keyword rows have the rowids of its range
-    // (schema v9), and FTS5 applies rowid bounds while it walks the term lists, so it ranks
-    // that project's matches instead of every project's, filtered afterwards. BM25's
-    // statistics are the whole table's either way.
-    // With resident keywords, the fast form takes their pick instead: the same best
-    // 4 × limit matches of the same terms, scored as FTS5 scores them (the index mirrors
-    // the table), so filtering them gives the same rows. The pick arrives best first (score,
-    // then id, as the statement orders them) and the JSON array is the outer loop, so the
-    // first `limit` that pass the filters are the filtered top `limit`: the scan stops
-    // there instead of looking up every picked memory. The pick counts only when no
-    // memory changed after the index's position; otherwise FTS5's fast form runs, behind a
-    // LIMIT that is 0 when the pick counts.
-    let keyword_ctes = if paths.keyword {
+    let empty = EMPTY_PATH;
+    let keyword_ctes = keyword_ctes(paths, &filter);
+    let dense_ctes = dense_ctes(paths, &filter);
+    let graph_ctes = if paths.graph.any() {
+        graph_ctes(&paths.graph, &filter)
+    } else {
+        format!("gr AS ({empty}), ")
+    };
+    let adjacency = adjacency_ctes(paths);
+    let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
+    let changes = resident_changes(paths, &nulls);
+    let narrow_ctes = narrow_ctes(paths, &filter);
+    format!(
+        "WITH {narrow_ctes}{keyword_ctes}{dense_ctes}{graph_ctes}{adjacency}\
+SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
+SELECT 'keyword' AS kind, rid, metric, RANK() OVER (ORDER BY metric DESC) AS rank FROM kw \
+UNION ALL \
+SELECT 'dense', rid, metric, RANK() OVER (ORDER BY metric DESC) FROM dn WHERE metric > 0 \
+UNION ALL \
+SELECT 'graph', rid, metric, {GRAPH_RANK} FROM gr\
+) h CROSS JOIN memories m ON m.rowid = h.rid \
+UNION ALL \
+SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}"
+    )
+}
+
+/// The keyword path's CTEs (`kw`, and the terms and forms it is built from).
+///
+/// Preparing this statement costs more than running it (about 8 M instructions,
+/// against about 3 M to run it at 10K memories), and a server prepares it on every
+/// request: sqld does not cache statements. SQLite expands a CTE's whole definition
+/// again at each reference, nested references included, so the text references each
+/// CTE as few times as it can: a fast form is read once, and the common-term filter
+/// reads its kept terms once.
+/// The fast form ranks the FTS matches alone (rowids and BM25 only: no content read and
+/// no join per match) and filters the best 4 × limit; when at least `limit` survive
+/// they are exactly the filtered top `limit` (every other match ranks below all of
+/// them). Otherwise the exact form filters every match ([`fast_or_exact`]). `CROSS
+/// JOIN` keeps the matches as the outer loop (the planner otherwise scans every memory
+/// of the project).
+/// Terms in at least half the rows are left out of the MATCH: FTS5's BM25 gives them an
+/// idf of 1e-6, so they rank nothing, yet scoring every row they match is most of a
+/// search's time on a large memory. `?TERMS` pairs each single-term token with its
+/// Porter stem; the vocabulary gives the stem's document frequency (a stem it does not
+/// know keeps its token). If every term is that common, the full expression runs; and
+/// the exact form always uses the full expression, so a memory that only shares common
+/// terms is still found when the rarer terms match fewer than `limit` memories.
+/// Both forms read only the project's rows: its keyword rows have the rowids of its range
+/// (schema v9), and FTS5 applies rowid bounds while it walks the term lists, so it ranks
+/// that project's matches instead of every project's, filtered afterwards. BM25's
+/// statistics are the whole table's either way.
+/// With resident keywords, the fast form takes their pick instead: the same best
+/// 4 × limit matches of the same terms, scored as FTS5 scores them (the index mirrors
+/// the table), so filtering them gives the same rows. The pick arrives best first (score,
+/// then id, as the statement orders them) and the JSON array is the outer loop, so the
+/// first `limit` that pass the filters are the filtered top `limit`: the scan stops
+/// there instead of looking up every picked memory. The pick counts only when no
+/// memory changed after the index's position; otherwise FTS5's fast form runs, behind a
+/// LIMIT that is 0 when the pick counts.
+fn keyword_ctes(paths: &Paths<'_>, filter: &str) -> String {
+    use param::*;
+    let empty = EMPTY_PATH;
+    if paths.keyword {
         let in_range = engram_core::schema::in_project_rowids("rowid", &format!("?{PROJECT}"));
         // Whether the pick counts is written out where it is read, twice: an index seek
         // each, cheaper than the temporary table a shared CTE would fill.
@@ -456,19 +489,26 @@ WHERE {filter} ORDER BY metric DESC, m.id LIMIT {limit}"
         )
     } else {
         format!("kw AS ({empty}), ")
-    };
-    // The resident form mirrors the keyword path's: the ids the in-memory vectors rank
-    // best are re-scored from the stored vectors and filtered, together with every memory
-    // whose vector changed after the set's position (another writer's, unknown to the set
-    // when it picked). The floor is the lowest similarity picked plus the in-memory
-    // similarities' error bound, and a row counts only if its exact similarity reaches it.
-    // Every memory outside both lists is unchanged and unpicked, so scores at most the
-    // floor: when at least `limit` rows count, they are exactly the filtered top `limit`,
-    // in this one statement whatever changed. Otherwise the exact scan runs. The changed
-    // list is read only when ids are passed (a set still loading picks none). A changed id
-    // joins the picked ones only if not picked already: a UNION would build a table of
-    // every id per search, where the NOT IN list is built only when something changed.
-    // Written only for the paths that read it: the statement is built on every search.
+    }
+}
+
+/// The dense path's CTE (`dn`) from the source `paths` names.
+///
+/// The resident form mirrors the keyword path's: the ids the in-memory vectors rank
+/// best are re-scored from the stored vectors and filtered, together with every memory
+/// whose vector changed after the set's position (another writer's, unknown to the set
+/// when it picked). The floor is the lowest similarity picked plus the in-memory
+/// similarities' error bound, and a row counts only if its exact similarity reaches it.
+/// Every memory outside both lists is unchanged and unpicked, so scores at most the
+/// floor: when at least `limit` rows count, they are exactly the filtered top `limit`,
+/// in this one statement whatever changed. Otherwise the exact scan runs. The changed
+/// list is read only when ids are passed (a set still loading picks none). A changed id
+/// joins the picked ones only if not picked already: a UNION would build a table of
+/// every id per search, where the NOT IN list is built only when something changed.
+// Written only for the paths that read it: the statement is built on every search.
+fn dense_ctes(paths: &Paths<'_>, filter: &str) -> String {
+    use param::*;
+    let empty = EMPTY_PATH;
     let narrowed_scan = |limit: &str| {
         format!(
             "SELECT t.rid AS rid, 1.0 - vector_distance_cos(e.embedding, ?{VECTOR}) AS metric \
@@ -486,7 +526,7 @@ ORDER BY metric DESC, m.id LIMIT {limit}"
             )
         })
     };
-    let dense_ctes = match paths.dense {
+    match paths.dense {
         DenseSource::Off => format!("dn AS ({empty}), "),
         DenseSource::Exact => format!("dn AS MATERIALIZED ({}), ", exact_scan()),
         // The index knows nothing of projects, types or forgotten memories: its nearest
@@ -533,19 +573,20 @@ ORDER BY metric DESC, id LIMIT ?{DENSE_LIMIT} + 0), \
                 fast_or_exact("dn", "dnfast", &exact_fallback, DENSE_LIMIT)
             )
         }
-    };
-    let graph_ctes = if paths.graph.any() {
-        graph_ctes(&paths.graph, &filter)
-    } else {
-        format!("gr AS ({empty}), ")
-    };
-    // The files of every candidate, and the pairs among them that neighbour each other in
-    // the code graph (its file links) or by co-access. Each candidate file looks up both
-    // kinds of link in one join, its key for the other kind being NULL (which seeks
-    // nothing), so the candidates are referenced twice: every reference to a CTE expands
-    // its whole definition again, and SQLite 3.54 refuses a statement that reaches 1,000
-    // cursors. A link is found from the file it starts at; both ends are candidates.
-    let adjacency = if paths.adjacency {
+    }
+}
+
+/// The candidates' files and the neighbouring pairs among them (`adj`), for the boost.
+///
+/// The files of every candidate, and the pairs among them that neighbour each other in
+/// the code graph (its file links) or by co-access. Each candidate file looks up both
+/// kinds of link in one join, its key for the other kind being NULL (which seeks
+/// nothing), so the candidates are referenced twice: every reference to a CTE expands
+// its whole definition again, and SQLite 3.54 refuses a statement that reaches 1,000
+// cursors. A link is found from the file it starts at; both ends are candidates.
+fn adjacency_ctes(paths: &Paths<'_>) -> String {
+    use param::*;
+    if paths.adjacency {
         format!(
             "cand AS (SELECT rid FROM kw UNION ALL SELECT rid FROM dn UNION ALL SELECT rid FROM gr), \
 cfiles AS MATERIALIZED (SELECT DISTINCT f.value AS path FROM cand \
@@ -561,8 +602,14 @@ WHERE src.path <> dst.path) "
         )
     } else {
         "adj AS (SELECT NULL AS a, NULL AS b WHERE 0) ".to_owned()
-    };
-    let nulls = vec!["NULL"; crate::row::MEMORY_COLUMN_COUNT - 1].join(", ");
+    }
+}
+
+/// The change rows the resident sets catch up from: vectors changed after the resident
+/// set's position and memories changed after the resident keywords', as `vec` and `txt`
+/// rows after the candidates.
+fn resident_changes(paths: &Paths<'_>, nulls: &str) -> String {
+    use param::*;
     // The vector changes after the resident set's position (`?KNOWN_SEQ`), at most
     // `?CHANGE_LIMIT`.
     let changes = match paths.dense {
@@ -583,19 +630,7 @@ FROM ({}) tc",
     } else {
         String::new()
     };
-    let narrow_ctes = narrow_ctes(paths, &filter);
-    format!(
-        "WITH {narrow_ctes}{keyword_ctes}{dense_ctes}{graph_ctes}{adjacency}\
-SELECT h.kind, h.rank, h.metric, {MEMORY_COLUMNS} FROM (\
-SELECT 'keyword' AS kind, rid, metric, RANK() OVER (ORDER BY metric DESC) AS rank FROM kw \
-UNION ALL \
-SELECT 'dense', rid, metric, RANK() OVER (ORDER BY metric DESC) FROM dn WHERE metric > 0 \
-UNION ALL \
-SELECT 'graph', rid, metric, {GRAPH_RANK} FROM gr\
-) h CROSS JOIN memories m ON m.rowid = h.rid \
-UNION ALL \
-SELECT 'adj', a, NULL, b, {nulls} FROM adj WHERE coalesce(?{COUNT}, 0) IS NOT NULL{changes}{text_changes}"
-    )
+    format!("{changes}{text_changes}")
 }
 
 /// CTE `name`: the rows of the fast form `fast` when it holds `limit` of them (parameter
