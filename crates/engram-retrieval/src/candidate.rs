@@ -77,8 +77,8 @@ pub struct Breakdown {
     pub confidence: f64,
     /// Decay factor from the half-life and the time since last access (1 = none).
     pub decay: f64,
-    /// Multiplier for the memory's role: [`crate::role::TEST_CODE_WEIGHT`] for a test
-    /// file's code outside the validate phase, [`crate::role::EXAMPLE_CODE_WEIGHT`] for an
+    /// Multiplier for the memory's role: [`crate::scoring::code_role::TEST_CODE_WEIGHT`] for a test
+    /// file's code outside the validate phase, [`crate::scoring::code_role::EXAMPLE_CODE_WEIGHT`] for an
     /// example file's code, 1 otherwise.
     pub role_weight: f64,
     /// Absolute relevance in `[0, 1]`: the best of dense similarity and the share of the

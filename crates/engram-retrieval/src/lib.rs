@@ -27,23 +27,18 @@
 
 pub mod analysis;
 pub mod boost;
-pub mod code_names;
 pub mod diversity;
 pub mod fusion;
 pub mod keyword_index;
-pub mod named_files;
-pub mod noise;
 pub mod packing;
 pub mod rerank;
 pub mod resident;
-pub mod role;
 pub mod scoring;
 pub mod select;
 pub mod terms;
 pub mod tokens;
 
 mod candidate;
-mod markdown;
 
 pub use analysis::{analyze, QueryAnalysis, QueryContext, QueryType};
 #[cfg(any(test, feature = "test-support"))]

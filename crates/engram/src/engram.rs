@@ -364,11 +364,8 @@ impl<D: Database> Engram<D> {
             // The memory under each of its files and modules, for the searches filtered
             // by them (and the graph path, for files).
             for (insert, list) in [
-                (crate::retrieve::INSERT_MEMORY_FILES, &memory.related_files),
-                (
-                    crate::retrieve::INSERT_MEMORY_MODULES,
-                    &memory.related_modules,
-                ),
+                (sql::INSERT_MEMORY_FILES, &memory.related_files),
+                (sql::INSERT_MEMORY_MODULES, &memory.related_modules),
             ] {
                 if !list.is_empty() {
                     statements.push(Statement::with_params(

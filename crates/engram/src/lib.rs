@@ -33,7 +33,6 @@ mod observe;
 mod options;
 mod retrieve;
 mod row;
-mod search;
 mod sql;
 mod vector_index;
 
@@ -58,7 +57,7 @@ pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNT
 pub use crate::options::{
     DatabaseTarget, EmbedderKind, EmbedderOptions, EngramOptions, RerankerOptions, DEFAULT_PROJECT,
 };
-pub use crate::search::{
+pub use crate::retrieve::query::{
     SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings, Stages,
     MAX_BATCH_QUERIES, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
 };

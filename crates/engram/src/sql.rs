@@ -20,6 +20,16 @@ secret_scan_skipped, citation_text, chunk_type, chunk_start_line, chunk_end_line
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
 ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
 
+/// Records a memory's related files for the graph path and file-filtered searches (`?1`
+/// project, `?2` memory id, `?3` JSON array of paths).
+pub const INSERT_MEMORY_FILES: &str = "INSERT OR IGNORE INTO memory_files \
+(project_id, path, memory_id) SELECT ?1, value, ?2 FROM json_each(?3)";
+
+/// Records a memory's modules for module-filtered searches (`?1` project, `?2` memory id,
+/// `?3` JSON array of modules).
+pub const INSERT_MEMORY_MODULES: &str = "INSERT OR IGNORE INTO memory_modules \
+(project_id, module, memory_id) SELECT ?1, value, ?2 FROM json_each(?3)";
+
 /// Indexes a memory for keyword search (`?1` id, `?2` content, `?3` tags, `?4` files, `?5`
 /// project), at the next rowid of its project's range (schema v9: the memory's insert,
 /// earlier in the same transaction, counted it in `projects.added`).

@@ -160,7 +160,7 @@ async fn fts_terms_match_fts5_per_code_point_and_on_real_text() {
     for source in [
         "crates/engram-core/src/query.rs",
         "crates/engram-core/src/fts_terms.rs",
-        "crates/engram-retrieval/src/analysis.rs",
+        "crates/engram-retrieval/src/analysis/mod.rs",
     ] {
         let text = std::fs::read_to_string(root.join(source)).expect("source");
         texts.extend(text.lines().map(str::to_owned));

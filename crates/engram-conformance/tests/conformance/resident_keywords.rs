@@ -21,7 +21,7 @@ fn corpus() -> Vec<NewMemory> {
         ("docs/retrieval.md", MemoryType::Decision),
         ("crates/engram-retrieval/src/fusion.rs", MemoryType::Pattern),
         (
-            "crates/engram-retrieval/src/analysis.rs",
+            "crates/engram-retrieval/src/analysis/mod.rs",
             MemoryType::Gotcha,
         ),
         (

@@ -7,6 +7,7 @@ mod mcp;
 mod plan;
 mod prompts;
 mod session;
+mod sql;
 mod tools;
 
 use engram_agent::inject::{self, suffixes_of_all, Injection, InjectionKind, FILE_MEMORY_TYPES};
@@ -21,9 +22,8 @@ pub use self::prompts::PromptOutput;
 pub use self::session::{SessionContext, SessionStart, STANDING_MEMORIES};
 pub use self::tools::ToolOutput;
 use crate::retrieve::json_array;
+use crate::retrieve::query::{SearchIntent, SearchQuery};
 use crate::row::memory_from_row;
-use crate::search::{SearchIntent, SearchQuery};
-use crate::sql::MEMORY_COLUMNS;
 use crate::{Engram, EngramError};
 
 /// A context packed for a prompt: its text, the memories in it and what it cost. A
@@ -125,14 +125,7 @@ impl<D: Database> Engram<D> {
         }
         let types: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
         let statement = Statement::with_params(
-            format!(
-                "SELECT {MEMORY_COLUMNS} FROM json_each(?2) f \
-CROSS JOIN memory_files mf ON mf.project_id = ?1 AND mf.path = f.value \
-CROSS JOIN memories m ON m.id = mf.memory_id \
-WHERE m.project_id = ?1 AND m.deprecated = 0 \
-AND (?3 = '[]' OR m.type IN (SELECT value FROM json_each(?3))) \
-ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
-            ),
+            sql::memories_about_files(FILE_LOOKUP_ROWS),
             vec![
                 Value::from(self.config.project_id.as_str()),
                 json_array(&paths),
@@ -196,7 +189,7 @@ ORDER BY m.confidence DESC, m.id LIMIT {FILE_LOOKUP_ROWS}"
             query.exclude_ids = request.shown_ids.clone();
             query
                 .exclude_ids
-                .truncate(crate::search::MAX_FILTER_ENTRIES);
+                .truncate(crate::retrieve::query::MAX_FILTER_ENTRIES);
             let found = self.search(&query).await?;
             if let Some(hit) = found
                 .hits

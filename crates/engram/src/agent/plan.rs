@@ -14,32 +14,15 @@ use engram_retrieval::Candidate;
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 use serde::{Deserialize, Serialize};
 
-use super::PromptContext;
+use super::{sql, PromptContext};
 use crate::retrieve::json_array;
+use crate::retrieve::query::{SearchQuery, MAX_BUDGET_TOKENS, MAX_QUERY_BYTES};
 use crate::row::{memory_from_row, MEMORY_COLUMN_COUNT};
-use crate::search::{SearchQuery, MAX_BUDGET_TOKENS, MAX_QUERY_BYTES};
-use crate::sql::MEMORY_COLUMNS;
 use crate::{Engram, EngramError};
-
-/// The calibration totals of the named modules (`?1` project, `?2` methodology, `?3` JSON
-/// array of modules).
-const SELECT_CALIBRATIONS: &str = "SELECT module, methodology, samples, planned_steps, \
-actual_steps, memory_id FROM task_calibrations WHERE project_id = ?1 AND methodology = ?2 \
-AND module IN (SELECT value FROM json_each(?3))";
 
 /// The most calibrations the planner reads when the request names no modules; a project
 /// has one per module and methodology.
 const MAX_CALIBRATIONS_READ: u32 = 512;
-
-/// Adds one work unit to a module's totals (`?1` project, `?2` module, `?3` methodology,
-/// `?4` planned, `?5` actual, `?6` the new memory, `?7` now): the arithmetic is the
-/// database's, so two runtimes reporting at once both count.
-const ADD_CALIBRATION_SAMPLE: &str = "INSERT INTO task_calibrations (project_id, module, \
-methodology, samples, planned_steps, actual_steps, memory_id, updated_at) \
-VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7) ON CONFLICT (project_id, module, methodology) DO UPDATE \
-SET samples = samples + 1, planned_steps = planned_steps + excluded.planned_steps, \
-actual_steps = actual_steps + excluded.actual_steps, memory_id = excluded.memory_id, \
-updated_at = excluded.updated_at";
 
 /// What a planner asks before it plans a task.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -178,7 +161,7 @@ impl<D: Database> Engram<D> {
             statements = forget;
         }
         statements.push(Statement::with_params(
-            ADD_CALIBRATION_SAMPLE,
+            sql::ADD_CALIBRATION_SAMPLE,
             vec![
                 Value::from(self.config.project_id.as_str()),
                 Value::from(module),
@@ -237,14 +220,7 @@ impl<D: Database> Engram<D> {
             .collect();
         // Without modules, every calibrated module is read, and those the task names count.
         let read = Statement::with_params(
-            format!(
-                "SELECT {MEMORY_COLUMNS}, c.module, c.methodology, c.samples, \
-c.planned_steps, c.actual_steps, c.memory_id FROM task_calibrations c \
-JOIN memories m ON m.id = c.memory_id AND m.deprecated = 0 \
-WHERE c.project_id = ?1 AND c.methodology = ?2 AND (json_array_length(?3) = 0 \
-OR c.module IN (SELECT value FROM json_each(?3))) \
-ORDER BY c.samples DESC, c.module LIMIT {MAX_CALIBRATIONS_READ}"
-            ),
+            sql::calibrations_with_memories(MAX_CALIBRATIONS_READ),
             self.calibration_params(request.methodology(), &request.modules),
         );
         let (answers, rows) = self.search_with(&queries, vec![read]).await?;
@@ -307,7 +283,7 @@ ORDER BY c.samples DESC, c.module LIMIT {MAX_CALIBRATIONS_READ}"
 
     fn calibration_lookup(&self, methodology: &str, modules: &[String]) -> Statement {
         Statement::with_params(
-            SELECT_CALIBRATIONS,
+            sql::SELECT_CALIBRATIONS,
             self.calibration_params(methodology, modules),
         )
     }

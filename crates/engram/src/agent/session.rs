@@ -8,10 +8,9 @@ use engram_retrieval::Candidate;
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 use serde::{Deserialize, Serialize};
 
-use super::PromptContext;
+use super::{sql, PromptContext};
+use crate::retrieve::query::{SearchQuery, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES};
 use crate::row::memory_from_row;
-use crate::search::{SearchQuery, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES};
-use crate::sql::MEMORY_COLUMNS;
 use crate::{Engram, EngramError};
 
 /// Standing memories (preferences, requirements, decisions) a session starts with at most.
@@ -165,28 +164,7 @@ impl<D: Database> Engram<D> {
     /// The statement reading the project's standing memories (its most confident of each
     /// standing type) and its latest work in progress.
     fn standing_statement(&self) -> Statement {
-        // Per type, its most confident rows through the (project, type, confidence) index,
-        // so the cost does not grow with how many decisions a project holds; and the
-        // latest work in progress through the (project, type) index. Both are named: left
-        // to itself the planner reads the work in progress through the index of live
-        // memories, which is every memory of the project.
-        let live = "m.project_id = ?1 AND m.deprecated = 0 AND m.needs_review = 0";
-        let mut parts: Vec<String> = (0..STANDING_TYPES.len())
-            .map(|i| {
-                format!(
-                    "SELECT * FROM (SELECT {MEMORY_COLUMNS} FROM memories m \
-INDEXED BY idx_memories_type_conf \
-WHERE {live} AND m.type = ?{} ORDER BY m.confidence DESC LIMIT {STANDING_ROWS})",
-                    i + 2
-                )
-            })
-            .collect();
-        parts.push(format!(
-            "SELECT * FROM (SELECT {MEMORY_COLUMNS} FROM memories m \
-INDEXED BY idx_memories_project_type \
-WHERE {live} AND m.type = ?{} ORDER BY m.created_at DESC, m.id LIMIT 1)",
-            STANDING_TYPES.len() + 2
-        ));
+        let text = sql::standing(STANDING_TYPES.len(), STANDING_ROWS);
         let mut params = vec![Value::from(self.config.project_id.as_str())];
         params.extend(
             STANDING_TYPES
@@ -194,7 +172,7 @@ WHERE {live} AND m.type = ?{} ORDER BY m.created_at DESC, m.id LIMIT 1)",
                 .chain([&MemoryType::WorkState])
                 .map(|t| Value::from(t.as_str())),
         );
-        Statement::with_params(parts.join(" UNION ALL "), params)
+        Statement::with_params(text, params)
     }
 
     /// The project's standing memories in `rows` (the answer to

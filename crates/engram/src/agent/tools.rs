@@ -11,7 +11,7 @@ use engram_store::Database;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::search::SearchQuery;
+use crate::retrieve::query::SearchQuery;
 use crate::{Engram, EngramError};
 
 /// Attached memories an impact answer lists for the model; the report has them all.

@@ -7,74 +7,11 @@ use std::collections::{BTreeMap, HashMap};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 use serde::Serialize;
 
+use super::sql;
 use crate::{Engram, EngramError};
 
 /// Most memories returned with one impact report.
 const MAX_ATTACHED_MEMORIES: u32 = 100;
-
-/// The nodes a target names: a file path (the file and everything in it), a node id, or a
-/// qualified name (`Store.get`); a class or impl brings its members along. `?1` project,
-/// `?2` target.
-const TARGETS: &str = "t AS (SELECT type, file_path, start_line, end_line FROM graph_nodes \
-WHERE project_id = ?1 AND (id = ?2 OR label = ?2)), \
-targets AS (SELECT n.id, n.file_path FROM graph_nodes n JOIN t ON n.project_id = ?1 \
-AND n.file_path = t.file_path AND (t.type = 'file' OR (n.type <> 'file' \
-AND n.start_line >= t.start_line AND n.end_line <= t.end_line)))";
-
-fn impacted_sql() -> String {
-    format!(
-        "WITH {TARGETS} SELECT c.ancestor_id, c.descendant_id, c.depth, c.via, c.edge_types, \
-c.total_weight, n.type, n.label, n.file_path, n.start_line, n.end_line, n.stale_at \
-FROM graph_closure c JOIN graph_nodes n ON n.project_id = c.project_id AND n.id = c.descendant_id \
-WHERE c.project_id = ?1 AND c.depth <= ?3 AND c.ancestor_id IN (SELECT id FROM targets) \
-AND c.descendant_id NOT IN (SELECT id FROM targets) \
-ORDER BY c.depth, c.total_weight DESC, c.descendant_id"
-    )
-}
-
-fn targets_sql() -> String {
-    format!(
-        "WITH {TARGETS} SELECT n.id, n.id, 0, '[]', '[]', 1.0, n.type, n.label, n.file_path, \
-n.start_line, n.end_line, n.stale_at FROM graph_nodes n \
-WHERE n.project_id = ?1 AND n.id IN (SELECT id FROM targets) ORDER BY n.file_path, n.start_line, n.id"
-    )
-}
-
-fn memories_sql() -> String {
-    format!(
-        "WITH {TARGETS}, impacted AS (SELECT id, file_path FROM targets UNION \
-SELECT c.descendant_id, n.file_path FROM graph_closure c JOIN graph_nodes n \
-ON n.project_id = c.project_id AND n.id = c.descendant_id \
-WHERE c.project_id = ?1 AND c.depth <= ?3 AND c.ancestor_id IN (SELECT id FROM targets)) \
-SELECT m.id, m.type, m.content, m.confidence, m.needs_review, m.target_node_id, m.related_files \
-FROM memories m WHERE m.project_id = ?1 AND m.deprecated = 0 AND ( \
-m.target_node_id IN (SELECT id FROM impacted) OR EXISTS (SELECT 1 FROM json_each(m.related_files) f \
-WHERE f.value IN (SELECT file_path FROM impacted))) \
-ORDER BY m.confidence DESC, m.id LIMIT {MAX_ATTACHED_MEMORIES}"
-    )
-}
-
-/// The nodes of a file (`?2`) as descendants: what they depend on, up to `?3` hops.
-const DEPENDENCIES: &str = "SELECT c.descendant_id, c.ancestor_id, c.depth, c.via, c.edge_types, \
-c.total_weight, n.type, n.label, n.file_path, n.start_line, n.end_line, n.stale_at \
-FROM graph_closure c JOIN graph_nodes n ON n.project_id = c.project_id AND n.id = c.ancestor_id \
-WHERE c.project_id = ?1 AND c.depth <= ?3 AND c.descendant_id IN \
-(SELECT id FROM graph_nodes WHERE project_id = ?1 AND file_path = ?2) \
-AND n.file_path <> ?2 ORDER BY c.depth, c.total_weight DESC, c.ancestor_id";
-
-/// Files one live dependency edge away from the files in `?2`, both directions.
-const NEIGHBOURS: &str = "SELECT b.file_path, 'depends_on', sum(e.weight) FROM graph_nodes a \
-JOIN graph_edges e ON e.project_id = ?1 AND e.from_id = a.id AND e.stale_at IS NULL \
-AND e.type IN ('imports', 'calls', 'extends', 'implements') \
-JOIN graph_nodes b ON b.project_id = ?1 AND b.id = e.to_id \
-WHERE a.project_id = ?1 AND a.file_path IN (SELECT value FROM json_each(?2)) \
-AND b.file_path NOT IN (SELECT value FROM json_each(?2)) GROUP BY b.file_path \
-UNION ALL SELECT a.file_path, 'dependent', sum(e.weight) FROM graph_nodes b \
-JOIN graph_edges e ON e.project_id = ?1 AND e.to_id = b.id AND e.stale_at IS NULL \
-AND e.type IN ('imports', 'calls', 'extends', 'implements') \
-JOIN graph_nodes a ON a.project_id = ?1 AND a.id = e.from_id \
-WHERE b.project_id = ?1 AND b.file_path IN (SELECT value FROM json_each(?2)) \
-AND a.file_path NOT IN (SELECT value FROM json_each(?2)) GROUP BY a.file_path";
 
 /// A node reached from a query's target, with how.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -270,9 +207,9 @@ impl<D: Database> Engram<D> {
         let mut out = results(
             self.db
                 .pipeline(&[
-                    Statement::with_params(targets_sql(), params()[..2].to_vec()),
-                    Statement::with_params(impacted_sql(), params()),
-                    Statement::with_params(memories_sql(), params()),
+                    Statement::with_params(sql::targets(), params()[..2].to_vec()),
+                    Statement::with_params(sql::impacted(), params()),
+                    Statement::with_params(sql::impacted_memories(MAX_ATTACHED_MEMORIES), params()),
                 ])
                 .await?,
         )?
@@ -300,7 +237,7 @@ impl<D: Database> Engram<D> {
         let out = results(
             self.db
                 .pipeline(&[Statement::with_params(
-                    DEPENDENCIES,
+                    sql::DEPENDENCIES,
                     vec![
                         Value::from(self.config.project_id.as_str()),
                         Value::from(file),
@@ -319,7 +256,7 @@ impl<D: Database> Engram<D> {
         let out = results(
             self.db
                 .pipeline(&[Statement::with_params(
-                    NEIGHBOURS,
+                    sql::NEIGHBOURS,
                     vec![
                         Value::from(self.config.project_id.as_str()),
                         Value::from(list),

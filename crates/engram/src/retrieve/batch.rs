@@ -11,7 +11,7 @@ use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, Que
 use engram_store::{Database, Rows, SqlError, Statement, StoreError};
 
 use super::{with_extra_dense, CandidateFetch};
-use crate::search::{SearchHit, SearchMode, SearchQuery, SearchResponse, StageTimings};
+use crate::retrieve::query::{SearchHit, SearchMode, SearchQuery, SearchResponse, StageTimings};
 use crate::{Engram, EngramError};
 
 /// A search between its analysis and its round trip.

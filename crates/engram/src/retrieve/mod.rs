@@ -7,6 +7,7 @@
 
 mod batch;
 mod keywords;
+pub(crate) mod query;
 mod resident;
 mod sql;
 
@@ -27,17 +28,15 @@ use engram_store::{Database, Rows, Statement, StoreError, Value};
 
 pub(crate) use self::keywords::ResidentKeywords;
 use self::keywords::{IndexedText, KeywordPick, MatchTerms, TextChange};
+use self::query::{SearchMode, SearchQuery, SearchResponse};
 pub(crate) use self::resident::Resident;
 use self::resident::{DensePick, PickSize, VectorChange};
 use self::sql::{param, DenseSource, GraphInputs, Narrow, Paths};
 use crate::capability::{hyde_prompt, HYDE_MAX_TOKENS, RERANK_CANDIDATES};
 use crate::embedding::Embedding;
 use crate::row::memory_from_row;
-use crate::search::{SearchMode, SearchQuery, SearchResponse};
 use crate::{Engram, EngramError};
 use engram_host::Generate;
-
-pub(crate) use self::sql::{INSERT_MEMORY_FILES, INSERT_MEMORY_MODULES};
 
 /// The pool HyDE ranks again: every path hit of the ranked candidates, and the dense hits
 /// of the hypothetical answer's `extra` pool beside them.

@@ -791,13 +791,3 @@ pub(crate) fn vector_changes() -> String {
         vector_changes_from([1, 2, 3, 4, 5])
     )
 }
-
-/// Records a memory's related files for the graph path and file-filtered searches (`?1`
-/// project, `?2` memory id, `?3` JSON array of paths).
-pub(crate) const INSERT_MEMORY_FILES: &str = "INSERT OR IGNORE INTO memory_files \
-(project_id, path, memory_id) SELECT ?1, value, ?2 FROM json_each(?3)";
-
-/// Records a memory's modules for module-filtered searches (`?1` project, `?2` memory id,
-/// `?3` JSON array of modules).
-pub(crate) const INSERT_MEMORY_MODULES: &str = "INSERT OR IGNORE INTO memory_modules \
-(project_id, module, memory_id) SELECT ?1, value, ?2 FROM json_each(?3)";

@@ -25,7 +25,7 @@ pub(crate) const FILE_EXTENSIONS: &[&str] = &[
 /// in order of first mention, at most [`MAX_NAMED_PATHS`].
 ///
 /// ```
-/// use engram_retrieval::named_files::named_file_paths;
+/// use engram_retrieval::analysis::named_files::named_file_paths;
 /// assert_eq!(
 ///     named_file_paths("see https://github.com/o/r/blob/main/src/app/merge.py#L504"),
 ///     ["r/blob/main/src/app/merge.py", "blob/main/src/app/merge.py", "main/src/app/merge.py",

@@ -34,7 +34,7 @@ const ABSENT_VERSIONS: [&str; 4] = ["None", "installed", "unknown", "N/A"];
 /// framing ([`without_runner_framing`]). Borrowed when nothing is dropped.
 ///
 /// ```
-/// use engram_retrieval::noise::without_noise;
+/// use engram_retrieval::analysis::noise::without_noise;
 /// let report = "merge drops attrs\n<!-- Please post an MCVE -->\nnumpy: 1.16.1\n\
 ///               pandas: 0.23.4\nscipy: None\nsee merge.py";
 /// assert_eq!(without_noise(report), "merge drops attrs\n\nsee merge.py");
@@ -93,7 +93,7 @@ pub fn without_comments(text: &str) -> Cow<'_, str> {
 /// Borrowed when nothing is dropped.
 ///
 /// ```
-/// use engram_retrieval::noise::without_listings;
+/// use engram_retrieval::analysis::noise::without_listings;
 /// let report = "pytest.raises loses the message\nPackage  Version\n-------- -------\n\
 ///               attrs    19.1.0\nboto3    1.9.51\nsix      1.12.0\nsee str(e)";
 /// assert_eq!(without_listings(report), "pytest.raises loses the message\nsee str(e)");
@@ -122,7 +122,7 @@ pub fn without_listings(text: &str) -> Cow<'_, str> {
 /// the same words in every report of the project. Borrowed when nothing is dropped.
 ///
 /// ```
-/// use engram_retrieval::noise::without_task_lists;
+/// use engram_retrieval::analysis::noise::without_task_lists;
 /// let report = "where drops attrs\n- [X] Minimal example\n- [X] Complete example\n\
 ///               - [ ] New issue\nsee merge";
 /// assert_eq!(without_task_lists(report), "where drops attrs\nsee merge");
@@ -149,7 +149,7 @@ pub fn without_task_lists(text: &str) -> Cow<'_, str> {
 /// Borrowed when nothing is dropped.
 ///
 /// ```
-/// use engram_retrieval::noise::without_runner_framing;
+/// use engram_retrieval::analysis::noise::without_runner_framing;
 /// let run = "==== test session starts ====\nplatform linux -- Python 3.8.1, pytest-5.4.1\n\
 ///            rootdir: /tmp/repro\ncollected 1 item\n\ntest_a.py F\n==== FAILURES ====\n\
 ///            ____ test_a ____\nE   assert 1 == 2\n==== 1 failed in 0.03s ====";

@@ -10,7 +10,7 @@
 
 use engram_core::query::is_stop_word;
 
-use crate::named_files::FILE_EXTENSIONS;
+use super::named_files::FILE_EXTENSIONS;
 
 /// Most code names a query sends to the graph path.
 pub const MAX_IDENTIFIERS: usize = 32;
@@ -103,10 +103,10 @@ pub(crate) fn names_code(text: &str) -> bool {
 }
 
 /// The words of `text` that could be names, paths or flags, each with whether Markdown
-/// shows it as code (see [`crate::markdown`]): a fenced block counts, but not the
+/// shows it as code (see [`super::markdown`]): a fenced block counts, but not the
 /// language its opening fence names (`python` in a fence is a tag, not a module).
 fn words(text: &str) -> impl Iterator<Item = (&str, bool)> {
-    crate::markdown::segments(text)
+    super::markdown::segments(text)
         .into_iter()
         .flat_map(|(segment, in_backticks)| {
             segment

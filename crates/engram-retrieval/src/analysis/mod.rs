@@ -1,15 +1,20 @@
 //! Query analysis: what kind of question this is, which tokens reach FTS5, which code
 //! names reach the graph, and whether a short prompt borrows words from recent turns.
 
+pub mod code_names;
+mod markdown;
+pub mod named_files;
+pub mod noise;
+
 use std::collections::HashSet;
 
 use engram_core::query::{self, match_expression_of, token_counts};
 use serde::{Deserialize, Serialize};
 
-use crate::code_names::names_code;
-pub use crate::code_names::{identifiers, MAX_IDENTIFIERS};
-use crate::named_files::named_file_paths;
-use crate::noise::without_noise;
+use self::code_names::names_code;
+pub use self::code_names::{identifiers, MAX_IDENTIFIERS};
+use self::named_files::named_file_paths;
+use self::noise::without_noise;
 
 /// Most tokens a MATCH expression gets.
 pub const MAX_MATCH_TOKENS: usize = 32;

@@ -1,12 +1,14 @@
 //! Final scoring: phase weights × source trust × confidence ×
-//! decay, with the code role ([`crate::role`]), and the absolute relevance thresholds use.
+//! decay, with the code role ([`code_role`]), and the absolute relevance thresholds use.
 
 use engram_core::query::tokenize;
 use engram_core::time::millis_from_rfc3339;
 use engram_core::{MemorySource, MemoryType, Phase};
 
 use crate::candidate::{sort_by_score, Candidate};
-use crate::role::role_weight;
+pub mod code_role;
+
+use self::code_role::role_weight;
 use crate::terms::{term_hash, TermSet};
 
 const DAY_MILLIS: f64 = 86_400_000.0;

@@ -54,7 +54,7 @@ pub enum CodeRole {
 /// directory (`docs/tests/test_a.py`) is a test.
 ///
 /// ```
-/// use engram_retrieval::role::{code_role, CodeRole};
+/// use engram_retrieval::scoring::code_role::{code_role, CodeRole};
 /// assert_eq!(code_role("xarray/core/merge.py"), CodeRole::Implementation);
 /// assert_eq!(code_role("xarray/tests/test_merge.py"), CodeRole::Test);
 /// assert_eq!(code_role("doc/data/messages/u/unused-import/bad.py"), CodeRole::Example);
@@ -85,7 +85,7 @@ fn split_path(path: &str) -> Option<(impl Iterator<Item = &str>, &str)> {
 /// `*.test.*` and `*.spec.*` (JavaScript, TypeScript).
 ///
 /// ```
-/// use engram_retrieval::role::is_test_path;
+/// use engram_retrieval::scoring::code_role::is_test_path;
 /// assert!(is_test_path("xarray/tests/test_computation.py"));
 /// assert!(is_test_path("testing/logging/test_reporting.py"));
 /// assert!(is_test_path("src/parser_test.go"));
