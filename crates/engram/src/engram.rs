@@ -237,6 +237,7 @@ impl<D: Database> Engram<D> {
 
     /// How many vectors are kept in memory (`None` without resident vectors); the set
     /// fills at the first dense searches, or at once with [`Engram::load_resident_vectors`].
+    #[cfg(feature = "test-support")]
     pub fn resident_vector_count(&self) -> Option<usize> {
         self.resident.as_ref().map(|r| r.borrow().set.len())
     }
@@ -262,6 +263,7 @@ impl<D: Database> Engram<D> {
     }
 
     /// How many memories the resident keywords hold (`None` without them).
+    #[cfg(feature = "test-support")]
     pub fn resident_keyword_count(&self) -> Option<usize> {
         self.resident_keywords
             .as_ref()

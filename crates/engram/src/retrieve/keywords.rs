@@ -176,6 +176,7 @@ impl KeywordPick {
     }
 
     /// No pick, from an index at `seq`: FTS5 answers.
+    #[cfg(feature = "test-support")]
     pub(super) fn none(seq: i64) -> Self {
         KeywordPick { scored: None, seq }
     }
