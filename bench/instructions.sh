@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "bench/instructions.sh needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 bench="${1:-}"
 if [ -z "$bench" ]; then
-  cargo build -q --release -p engram-conformance --example search_bench
+  cargo build -q --release -p engram-eval --example search_bench
   bench="${CARGO_TARGET_DIR:-target}/release/examples/search_bench"
 fi
 size="${2:-10000}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches the pytest source releases the SWE-bench dev instances name (`pypi_version` in
-# ../shared/eval/swebench/dev_instances.jsonl), as PyPI sdists, for `engram eval swebench`.
+# ../shared/eval/swebench/dev_instances.jsonl), as PyPI sdists, for `engram-eval swebench`.
 # Output: $ENGRAM_CORPORA_DIR/swebench/pytest-<version> (default ~/.cache/engram/corpora).
 # Idempotent; prints what it skipped. Without the eval data it does nothing.
 #   scripts/fetch-swebench.sh [VERSION…]   (default: every version the instances name)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # A held-out check beyond pytest: poses the SWE-bench dev instances of another repository
-# (xarray, pylint, requests, seaborn, flask) to `engram eval swebench`, each over the
+# (xarray, pylint, requests, seaborn, flask) to `engram-eval swebench`, each over the
 # source tree of its own base commit taken from a local git clone. Registries hold no
 # per-commit sources, so this needs the clone and is not part of CI.
 #   scripts/swebench-from-git.sh <owner/name> <git dir> <out dir>
-# then: engram eval swebench --data <out>/data --corpora <out>/corpora
+# then: engram-eval swebench --data <out>/data --corpora <out>/corpora
 # Each commit is posed as a "release" named after its first 10 hex digits.
 set -euo pipefail
 if [ $# -ne 3 ]; then

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # File localization over several repositories at once, pooled: poses each repository's
 # SWE-bench dev instances over its own base commits (scripts/swebench-from-git.sh), runs
-# `engram eval swebench --json` on each, and prints every system's MRR (by the worst gold
+# `engram-eval swebench --json` on each, and prints every system's MRR (by the worst gold
 # file's rank) and Acc@1/5/10 per repository and pooled over all of them (per instance, so
 # small repositories weigh by their size). Needs a local git clone of each repository; not
 # part of CI.
 #   scripts/swebench-pooled.sh pydata/xarray=<git dir> pylint-dev/pylint=<git dir> ...
-# Environment: ENGRAM (the engram binary; default: `engram` on PATH, else the release
-# build), ENGRAM_EVAL_ARGS (more `engram eval` options, e.g. "--systems bm25,full"),
+# Environment: ENGRAM_EVAL (the engram-eval binary; default: `engram-eval` on PATH, else the release
+# build), ENGRAM_EVAL_ARGS (more `engram-eval` options, e.g. "--systems bm25,full"),
 # KEEP (a folder to keep the posed instances and JSON reports in; default: a temp folder).
 set -euo pipefail
 if [ $# -eq 0 ]; then
@@ -15,16 +15,16 @@ if [ $# -eq 0 ]; then
   exit 2
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
-engram="${ENGRAM:-}"
+engram="${ENGRAM_EVAL:-}"
 if [ -z "$engram" ]; then
-  if command -v engram >/dev/null; then
-    engram=engram
+  if command -v engram-eval >/dev/null; then
+    engram=engram-eval
   else
-    engram="${CARGO_TARGET_DIR:-$root/target}/release/engram"
+    engram="${CARGO_TARGET_DIR:-$root/target}/release/engram-eval"
   fi
 fi
 [ -x "$(command -v "$engram")" ] || {
-  echo "no engram binary at $engram (cargo build --release -p engram-cli, or set ENGRAM)" >&2
+  echo "no engram-eval binary at $engram (cargo build --release -p engram-eval, or set ENGRAM_EVAL)" >&2
   exit 1
 }
 work="${KEEP:-$(mktemp -d)}"
@@ -40,7 +40,7 @@ for pair in "$@"; do
   echo "== $repo" >&2
   bash "$root/scripts/swebench-from-git.sh" "$repo" "$git" "$work/$name" >&2
   # shellcheck disable=SC2086 # ENGRAM_EVAL_ARGS is a list of options
-  "$engram" eval swebench --data "$work/$name/data" --corpora "$work/$name/corpora" \
+  "$engram" swebench --data "$work/$name/data" --corpora "$work/$name/corpora" \
     --json ${ENGRAM_EVAL_ARGS:-} >"$work/$name.json"
   reports+=("$work/$name.json")
 done

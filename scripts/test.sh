@@ -130,9 +130,9 @@ paired_mrr_delta_matches() {
 # two instances whose pytest release is fetched (4.4.1 on a fresh machine) with keyword and
 # graph paths. Both check that they scored what they were asked to.
 retrieval_eval_subset() {
-  local engram="$CARGO_TARGET_DIR/debug/engram" log lines out
+  local engram="$CARGO_TARGET_DIR/debug/engram-eval" log lines out
   log=$(mktemp)
-  out=$(ENGRAM_VERBOSE=1 "$engram" eval cosqa --queries 20 --pool 150 --systems bm25,dense,full 2>"$log") ||
+  out=$(ENGRAM_VERBOSE=1 "$engram" cosqa --queries 20 --pool 150 --systems bm25,dense,full 2>"$log") ||
     { cat "$log"; rm -f "$log"; return 1; }
   grep -v '^{' "$log" || true
   echo "$out"
@@ -146,10 +146,10 @@ retrieval_eval_subset() {
   lines=$(grep -c '"goldRank"' "$log" || true)
   rm -f "$log"
   if [ -n "${ENGRAM_EVAL_DIR:-}" ] && [ "$lines" != 60 ]; then
-    echo "expected 60 per-query lines from ENGRAM_VERBOSE=1 eval cosqa, got $lines"
+    echo "expected 60 per-query lines from ENGRAM_VERBOSE=1 engram-eval cosqa, got $lines"
     return 1
   fi
-  out=$("$engram" --no-embed eval swebench --queries 2 --systems bm25,full,no-graph) || return 1
+  out=$("$engram" --no-embed swebench --queries 2 --systems bm25,full,no-graph) || return 1
   echo "$out"
   if [ -n "${ENGRAM_EVAL_DIR:-}" ]; then
     grep -q ": 2 instances over" <<<"$out" ||
@@ -162,7 +162,7 @@ suite "retrieval eval on a subset (CoSQA, SWE-bench pytest)" retrieval_eval_subs
 # The observer replayed over every development trajectory (seconds): hot files against the
 # gold files, promoted memories, cost per event.
 observer_eval() {
-  "$CARGO_TARGET_DIR/debug/engram" eval observer
+  "$CARGO_TARGET_DIR/debug/engram-eval" observer
 }
 suite "observer replay of the trajectories" observer_eval
 suite "npm package in Node" bash -c "cd pkg && node --test tests/"

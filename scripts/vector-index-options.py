@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Size, speed and recall of libSQL's vector index (DiskANN) for one set of index options,
-on real MiniLM vectors: the ones `engram eval` caches (~/.cache/engram/eval-cq from
-`engram eval cosqa`; for more than 6,267 vectors also ~/.cache/engram/eval-pooled and
+on real MiniLM vectors: the ones `engram-eval` caches (~/.cache/engram/eval-cq from
+`engram-eval cosqa`; for more than 6,267 vectors also ~/.cache/engram/eval-pooled and
 ~/.cache/engram/eval, from the SWE-bench evals). The 500 CoSQA dev queries are the queries.
 
 It builds the index as engram does (created empty, then filled row by row), asks it for
@@ -66,14 +66,14 @@ def main():
 
     cosqa = CACHE / "eval-cq" / f"{MODEL}.vectors"
     if not cosqa.exists():
-        sys.exit(f"{cosqa} is missing: run `engram eval cosqa` first")
+        sys.exit(f"{cosqa} is missing: run `engram-eval cosqa` first")
     keys, vectors = load(cosqa)
     queries = json.loads((Path(args.eval) / "cosqa" / "cosqa-retrieval-dev-500.json").read_text())
     position = {k: i for i, k in enumerate(keys)}
     try:
         query_rows = [position[key(q["doc"])] for q in queries]
     except KeyError:
-        sys.exit(f"{cosqa} lacks the CoSQA query vectors: run `engram eval cosqa` first")
+        sys.exit(f"{cosqa} lacks the CoSQA query vectors: run `engram-eval cosqa` first")
     asked = set(query_rows)
     corpus = vectors[[i for i in range(len(keys)) if i not in asked]]
     for extra in ("eval-pooled", "eval"):

@@ -4,7 +4,7 @@ documents by their all-mpnet-base-v2 cosine with the query.
     bash scripts/rerank/fetch-mpnet.sh
     python3 scripts/rerank/service.py ~/.cache/engram/models/all-mpnet-base-v2 --port 8089 \
         --cache ~/.cache/engram/rerank/mpnet.vectors
-    engram --rerank-provider tei --rerank-url http://127.0.0.1:8089 eval cosqa
+    engram-eval --rerank-provider tei --rerank-url http://127.0.0.1:8089 cosqa
 
 `POST /rerank` with `{"query": "...", "texts": ["...", ...]}` answers
 `[{"index": i, "score": s}, ...]`, best first. This is a bi-encoder used as a reranker: a

@@ -1,7 +1,7 @@
 """Unit tests of the rerank service's parts that need no model (python3 -m pytest scripts/rerank).
 
 The service's HTTP contract runs here against a fake embedder (letter counts); the real
-model's figures come from `engram eval` against the running service (docs/retrieval.md, "Rerank").
+model's figures come from `engram-eval` against the running service (docs/retrieval.md, "Rerank").
 """
 
 import json

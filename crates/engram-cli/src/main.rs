@@ -10,27 +10,15 @@ use engram::{
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_libsql::LocalDatabase;
 
-/// `println!` that ends the process quietly when stdout is closed (e.g. `engram … | head`)
-/// instead of panicking.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                std::process::exit(0);
-            }
-        }
-    }};
-}
+#[macro_use]
+extern crate engram_cli;
 
 mod agent;
 mod code;
-mod eval;
 mod mcp;
-mod model;
-mod observe;
-mod open;
-mod output;
+
+use engram_cli::{observe, open, output};
+pub(crate) use engram_cli::{CliError, Target};
 
 /// Long-term memory for AI coding agents.
 #[derive(Parser)]
@@ -43,85 +31,6 @@ struct Cli {
     json: bool,
     #[command(subcommand)]
     command: Command,
-}
-
-/// Where memories live.
-#[derive(Args, Clone)]
-pub(crate) struct Target {
-    /// Local database file (the default store).
-    #[arg(
-        long,
-        global = true,
-        env = "ENGRAM_DB",
-        default_value = ".engram/engram.db"
-    )]
-    db: String,
-    /// A libSQL server instead of the local file (`libsql://…`, `https://…`, `http://…`).
-    #[arg(long, global = true, env = "LIBSQL_URL")]
-    url: Option<String>,
-    /// Auth token for `--url` (never printed).
-    #[arg(long, global = true, env = "LIBSQL_AUTH_TOKEN", hide_env_values = true)]
-    auth_token: Option<String>,
-    /// Project whose memories to use.
-    #[arg(long, global = true, env = "ENGRAM_PROJECT", default_value = "default")]
-    project: String,
-    /// Folder holding the embedding model (scripts/fetch-model.sh puts it in
-    /// ~/.cache/engram/models); without it engram runs keyword-only.
-    #[arg(long, global = true, env = "ENGRAM_MODEL_DIR")]
-    model_dir: Option<std::path::PathBuf>,
-    /// Do not load the embedding model (keyword search only).
-    #[arg(long, global = true)]
-    no_embed: bool,
-    /// Which bundled model: `minilm` (the transformer, default) or `static` (the distilled
-    /// edge model: microseconds per text, weaker).
-    #[arg(long, global = true, env = "ENGRAM_LOCAL_MODEL", default_value = "minilm", value_parser = ["minilm", "static"])]
-    local_model: String,
-    /// Embed through a remote provider instead of the bundled model: `openai` (any
-    /// OpenAI-compatible `/embeddings` endpoint) or `ollama`.
-    #[arg(long, global = true, env = "ENGRAM_EMBED_PROVIDER", requires_all = ["embed_url", "embed_model", "embed_dims"])]
-    embed_provider: Option<String>,
-    /// The provider's base URL (`https://api.openai.com/v1`, `http://127.0.0.1:11434`).
-    #[arg(long, global = true, env = "ENGRAM_EMBED_URL")]
-    embed_url: Option<String>,
-    /// The provider's model name.
-    #[arg(long, global = true, env = "ENGRAM_EMBED_MODEL")]
-    embed_model: Option<String>,
-    /// The vector length the model returns; every answer is checked against it.
-    #[arg(long, global = true, env = "ENGRAM_EMBED_DIMS")]
-    embed_dims: Option<usize>,
-    /// API key for the provider (never printed).
-    #[arg(
-        long,
-        global = true,
-        env = "ENGRAM_EMBED_API_KEY",
-        hide_env_values = true
-    )]
-    embed_api_key: Option<String>,
-    /// Rerank the best 20 candidates of each search with a rerank service: `cohere` (the
-    /// `/rerank` shape Cohere, Jina, Voyage, vLLM, Infinity and llama.cpp share) or `tei`
-    /// (Hugging Face text-embeddings-inference).
-    #[arg(
-        long,
-        global = true,
-        env = "ENGRAM_RERANK_PROVIDER",
-        requires = "rerank_url"
-    )]
-    rerank_provider: Option<String>,
-    /// The rerank service's base URL (`https://api.cohere.com/v2`, `http://127.0.0.1:8080`)
-    /// or its full `/rerank` endpoint.
-    #[arg(long, global = true, env = "ENGRAM_RERANK_URL")]
-    rerank_url: Option<String>,
-    /// The rerank service's model name (`rerank-v3.5`, `BAAI/bge-reranker-v2-m3`).
-    #[arg(long, global = true, env = "ENGRAM_RERANK_MODEL")]
-    rerank_model: Option<String>,
-    /// API key for the rerank service (never printed).
-    #[arg(
-        long,
-        global = true,
-        env = "ENGRAM_RERANK_API_KEY",
-        hide_env_values = true
-    )]
-    rerank_api_key: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -181,8 +90,6 @@ enum Command {
     },
     /// Show the embedder: model, circuit breaker state and memories waiting for a vector.
     Status,
-    /// Score retrieval on the evaluation data (../shared/eval).
-    Eval(eval::EvalArgs),
     /// Show one memory.
     Get {
         /// The memory id.
@@ -304,9 +211,6 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         agent::tools(*format);
         return Ok(());
     }
-    if let Command::Eval(args) = &cli.command {
-        return eval::run(args, &cli.target, cli.json).await;
-    }
     match &cli.target.url {
         Some(url) => {
             let db = HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
@@ -426,9 +330,7 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
         }
         Command::Agent(command) => agent::run(&engram, command, json).await?,
         Command::Mcp => mcp::serve(&engram).await?,
-        Command::Demo | Command::Eval(_) => {
-            return Err(CliError::Usage("handled before opening a database".into()))
-        }
+        Command::Demo => return Err(CliError::Usage("handled before opening a database".into())),
     }
     Ok(())
 }
@@ -501,19 +403,5 @@ fn read_input(path: &str) -> Result<String, CliError> {
     } else {
         std::fs::read_to_string(path)
             .map_err(|e| CliError::Usage(format!("cannot read {path}: {e}")))
-    }
-}
-
-/// Why the CLI failed.
-#[derive(Debug)]
-pub(crate) enum CliError {
-    Engram(EngramError),
-    NotFound(String),
-    Usage(String),
-}
-
-impl From<EngramError> for CliError {
-    fn from(e: EngramError) -> Self {
-        CliError::Engram(e)
     }
 }

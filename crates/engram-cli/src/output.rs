@@ -5,6 +5,7 @@ use serde_json::json;
 
 use crate::CliError;
 
+/// Prints what `remember` stored.
 pub fn remembered(stored: &Remembered, json: bool) {
     if json {
         say!("{}", serde_json::to_string(stored).unwrap_or_default());
@@ -34,6 +35,7 @@ pub fn searches(queries: &[SearchQuery], responses: &[SearchResponse], json: boo
     }
 }
 
+/// Prints a search's hits (with `explain`, their score breakdowns and the stage timings).
 pub fn search(response: &SearchResponse, json: bool, explain: bool) {
     if json {
         say!("{}", serde_json::to_string(response).unwrap_or_default());
@@ -124,6 +126,7 @@ pub fn search(response: &SearchResponse, json: bool, explain: bool) {
     }
 }
 
+/// Prints one memory.
 pub fn memory(memory: &Memory, json: bool) {
     if json {
         say!("{}", serde_json::to_string(memory).unwrap_or_default());
@@ -145,6 +148,7 @@ pub fn memory(memory: &Memory, json: bool) {
     say!("created {} by {}", memory.created_at, memory.source);
 }
 
+/// Prints that a memory was forgotten.
 pub fn forgotten(id: &str, json: bool) {
     if json {
         say!("{}", json!({ "forgotten": id }));
@@ -153,6 +157,7 @@ pub fn forgotten(id: &str, json: bool) {
     }
 }
 
+/// Prints a failure to stderr (as JSON with `--json`).
 pub fn error(error: &CliError, json: bool) {
     let (code, message, violations) = match error {
         CliError::Engram(e) => (e.code().as_str(), e.to_string(), e.violations().to_vec()),
@@ -173,6 +178,7 @@ pub fn error(error: &CliError, json: bool) {
     }
 }
 
+/// Prints an embedding job's progress.
 pub fn progress(progress: &engram::EmbedProgress, json: bool) {
     if json {
         say!("{}", serde_json::to_string(progress).unwrap_or_default());

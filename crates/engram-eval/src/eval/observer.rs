@@ -1,4 +1,4 @@
-//! `engram eval observer`: the observer replayed over the development trajectories and
+//! `engram-eval observer`: the observer replayed over the development trajectories and
 //! transcripts. For each trajectory, whether the files the real fix changed
 //! (`swebench/dev_instances.jsonl` `gold_files`) are all among the observer's five hottest
 //! files; what it promoted per session; and the cost per event and per finalize.

@@ -1,5 +1,5 @@
 //! Search latency at 1K, 10K and 100K synthetic memories:
-//! `cargo run --release -p engram-conformance --example search_bench -- [SIZES] [QUERIES]`
+//! `cargo run --release -p engram-eval --example search_bench -- [SIZES] [QUERIES]`
 //! (default `1000,10000,100000 200`).
 //!
 //! Per size, side by side in one run: the full pipeline in process on an embedded libSQL

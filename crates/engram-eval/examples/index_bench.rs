@@ -1,5 +1,5 @@
 //! Code-index benchmark on a real repository and an embedded libSQL file:
-//! `cargo run --release -p engram-conformance --example index_bench -- DIR [EDITS]`.
+//! `cargo run --release -p engram-eval --example index_bench -- DIR [EDITS]`.
 //!
 //! Prints the pure phases (outline = tree-sitter parse + outline, graph, closure), the full
 //! `index_files` (those plus the write), then the time to re-index one changed file on a

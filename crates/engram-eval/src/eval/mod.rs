@@ -1,4 +1,4 @@
-//! `engram eval`: retrieval quality on the evaluation data in ../shared/eval, every system
+//! `engram-eval`: retrieval quality on the evaluation data in ../shared/eval, every system
 //! side by side in one run (BM25 only, dense only, the full pipeline, and the full pipeline
 //! with one stage switched off), with latency per query.
 
@@ -18,7 +18,7 @@ use crate::{model, CliError, Target};
 
 pub use self::vectors::CachedEmbedder;
 
-/// Options of `engram eval`.
+/// Options of `engram-eval`.
 #[derive(Args)]
 pub struct EvalArgs {
     /// Which dataset: cosqa (code search), swebench (file localization on pytest) or

@@ -1,0 +1,121 @@
+//! The engram command line's host glue, shared by the `engram` binary and `engram-eval`:
+//! the global flags and the options they describe, the bundled model, replaying recorded
+//! sessions, and output.
+
+/// `println!` that ends the process quietly when stdout is closed (e.g. `engram … | head`)
+/// instead of panicking.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
+pub mod model;
+pub mod observe;
+pub mod open;
+pub mod output;
+
+use clap::Args;
+use engram::EngramError;
+
+/// Where memories live.
+#[derive(Args, Clone)]
+pub struct Target {
+    /// Local database file (the default store).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_DB",
+        default_value = ".engram/engram.db"
+    )]
+    pub db: String,
+    /// A libSQL server instead of the local file (`libsql://…`, `https://…`, `http://…`).
+    #[arg(long, global = true, env = "LIBSQL_URL")]
+    pub url: Option<String>,
+    /// Auth token for `--url` (never printed).
+    #[arg(long, global = true, env = "LIBSQL_AUTH_TOKEN", hide_env_values = true)]
+    pub auth_token: Option<String>,
+    /// Project whose memories to use.
+    #[arg(long, global = true, env = "ENGRAM_PROJECT", default_value = "default")]
+    pub project: String,
+    /// Folder holding the embedding model (scripts/fetch-model.sh puts it in
+    /// ~/.cache/engram/models); without it engram runs keyword-only.
+    #[arg(long, global = true, env = "ENGRAM_MODEL_DIR")]
+    pub model_dir: Option<std::path::PathBuf>,
+    /// Do not load the embedding model (keyword search only).
+    #[arg(long, global = true)]
+    pub no_embed: bool,
+    /// Which bundled model: `minilm` (the transformer, default) or `static` (the distilled
+    /// edge model: microseconds per text, weaker).
+    #[arg(long, global = true, env = "ENGRAM_LOCAL_MODEL", default_value = "minilm", value_parser = ["minilm", "static"])]
+    pub local_model: String,
+    /// Embed through a remote provider instead of the bundled model: `openai` (any
+    /// OpenAI-compatible `/embeddings` endpoint) or `ollama`.
+    #[arg(long, global = true, env = "ENGRAM_EMBED_PROVIDER", requires_all = ["embed_url", "embed_model", "embed_dims"])]
+    pub embed_provider: Option<String>,
+    /// The provider's base URL (`https://api.openai.com/v1`, `http://127.0.0.1:11434`).
+    #[arg(long, global = true, env = "ENGRAM_EMBED_URL")]
+    pub embed_url: Option<String>,
+    /// The provider's model name.
+    #[arg(long, global = true, env = "ENGRAM_EMBED_MODEL")]
+    pub embed_model: Option<String>,
+    /// The vector length the model returns; every answer is checked against it.
+    #[arg(long, global = true, env = "ENGRAM_EMBED_DIMS")]
+    pub embed_dims: Option<usize>,
+    /// API key for the provider (never printed).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_EMBED_API_KEY",
+        hide_env_values = true
+    )]
+    pub embed_api_key: Option<String>,
+    /// Rerank the best 20 candidates of each search with a rerank service: `cohere` (the
+    /// `/rerank` shape Cohere, Jina, Voyage, vLLM, Infinity and llama.cpp share) or `tei`
+    /// (Hugging Face text-embeddings-inference).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_RERANK_PROVIDER",
+        requires = "rerank_url"
+    )]
+    pub rerank_provider: Option<String>,
+    /// The rerank service's base URL (`https://api.cohere.com/v2`, `http://127.0.0.1:8080`)
+    /// or its full `/rerank` endpoint.
+    #[arg(long, global = true, env = "ENGRAM_RERANK_URL")]
+    pub rerank_url: Option<String>,
+    /// The rerank service's model name (`rerank-v3.5`, `BAAI/bge-reranker-v2-m3`).
+    #[arg(long, global = true, env = "ENGRAM_RERANK_MODEL")]
+    pub rerank_model: Option<String>,
+    /// API key for the rerank service (never printed).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_RERANK_API_KEY",
+        hide_env_values = true
+    )]
+    pub rerank_api_key: Option<String>,
+}
+
+/// Why the CLI failed.
+#[derive(Debug)]
+pub enum CliError {
+    /// engram refused or failed.
+    Engram(EngramError),
+    /// No memory with this id.
+    NotFound(String),
+    /// The command line or a file it names is wrong.
+    Usage(String),
+}
+
+impl From<EngramError> for CliError {
+    fn from(e: EngramError) -> Self {
+        CliError::Engram(e)
+    }
+}
