@@ -167,9 +167,8 @@ impl<D: Database> Engram<D> {
     ///
     /// Searches consult the index once the project has [`crate::VECTOR_INDEX_MIN_MEMORIES`]
     /// (3,000) live memories; below that the
-    /// exact scan, which reads only the project's vectors, is faster (on an embedded file,
-    /// 5.0 ms against 9.4 ms at 1,000 memories, and 15.7 ms against 8.4 ms at 5,000), so
-    /// the index is kept current but not searched. [`Engram::enable_vector_index_from`]
+    /// exact scan, which reads only the project's vectors, is faster (docs/search-internals.md
+    /// has the figures), so the index is kept current but not searched. [`Engram::enable_vector_index_from`]
     /// sets another threshold.
     pub async fn enable_vector_index(&mut self) -> Result<bool, EngramError> {
         self.enable_vector_index_from(crate::VECTOR_INDEX_MIN_MEMORIES)
@@ -207,7 +206,7 @@ impl<D: Database> Engram<D> {
 
     /// Keeps this project's vectors of the current model in memory, for long-lived hosts
     /// (a server, an editor, a Node process): a dense search then ranks a matrix in
-    /// process (about 0.1 µs per vector instead of 2 µs in SQL) and passes the best ids into
+    /// process (an order of magnitude cheaper per vector than in SQL) and passes the best ids into
     /// its one statement. That statement re-scores them, and every memory whose vector
     /// changed since the set last caught up, from the stored vectors, applies the filters,
     /// and falls back to the exact scan if too few of them still rank above the rest.

@@ -3,9 +3,8 @@
 //! A bug report, a question or a plan names behaviour; the code that implements it is what
 //! the agent will read and change. Tests restate that behaviour in the same words — they
 //! call the same functions and paste the same failures — so by text alone they crowd out
-//! the implementation: on SWE-bench pytest (dev) test files were 46% of the full
-//! pipeline's top 10 files, on xarray 38%, while the files the fixes changed are never
-//! tests. Example code (documentation snippets, sample programs, benchmarks) does the
+//! the implementation, while the files a fix changes are almost never tests
+//! (docs/retrieval.md has the measurements). Example code (documentation snippets, sample programs, benchmarks) does the
 //! same: it calls the API the way a report's reproduction does, and pylint's documentation
 //! holds a `bad.py` and a `good.py` named after each message a report quotes. Chunks of
 //! test and example files therefore count [`TEST_CODE_WEIGHT`] and

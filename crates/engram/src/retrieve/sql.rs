@@ -152,11 +152,9 @@ impl Narrow {
 /// the keyword form still walks the matches, but works out BM25 and looks up a memory only
 /// for the selected memories' keyword rows; the dense form scores their vectors alone. A
 /// rare type (the planner's recipes, a tool call's `types: ["dead_end"]`) or a module's
-/// memories were otherwise answered by scoring everything. Measured on the benchmark's
-/// corpus with a type filter (a planner context is four such searches): with 2,000
-/// memories of the type among 10K, 12.5 ms against 17.5 for the general forms; with 20,000
-/// among 100K, 201 ms against 136, as collecting and checking that many rows costs more
-/// than it saves.
+/// memories were otherwise answered by scoring everything. Past this many, collecting and
+/// checking the rows costs more than it saves, and the general forms answer
+/// (docs/search-internals.md, "Measurements behind the code").
 pub(crate) const NARROW_SCAN_MAX: usize = 4096;
 
 /// The memories of the narrowing filter that pass every filter (`narrow`, through the
