@@ -21,8 +21,34 @@ pub mod observe;
 pub mod open;
 pub mod output;
 
+use std::future::Future;
+use std::process::ExitCode;
+
 use clap::Args;
 use engram::EngramError;
+
+/// Runs a command to completion on a single-threaded runtime (engram is single-threaded:
+/// it runs in wasm too) and turns its outcome into the process's exit code, printing a
+/// failure as `output::error` does.
+pub fn run_to_exit(command: impl Future<Output = Result<(), CliError>>, json: bool) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            output::error(&e, json);
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// Where memories live.
 #[derive(Args, Clone)]

@@ -183,24 +183,8 @@ fn parse_type(text: &str) -> Result<MemoryType, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let json = cli.json;
-    match runtime.block_on(run(cli)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            output::error(&e, json);
-            ExitCode::FAILURE
-        }
-    }
+    engram_cli::run_to_exit(run(cli), json)
 }
 
 async fn run(cli: Cli) -> Result<(), CliError> {

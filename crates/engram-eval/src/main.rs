@@ -32,21 +32,5 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(eval::run(&cli.args, &cli.target, cli.json)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            output::error(&e, cli.json);
-            ExitCode::FAILURE
-        }
-    }
+    engram_cli::run_to_exit(eval::run(&cli.args, &cli.target, cli.json), cli.json)
 }
