@@ -99,6 +99,7 @@ def _run_step(engram, step, ids):
             assert memory is None, "expected no memory"
             return
         assert memory is not None, "memory not found"
+        _check_answer_excludes(memory, expect)
         if "content" in expect:
             assert memory["content"] == expect["content"], f"content {memory['content']}"
         if "contentContains" in expect:
@@ -117,9 +118,17 @@ def _run_step(engram, step, ids):
         raise AssertionError(f"unknown op {op}")
 
 
+def _check_answer_excludes(value, expect):
+    """`answerExcludes`: strings (secrets) that must appear nowhere in the answer."""
+    text = json.dumps(value)
+    for part in expect.get("answerExcludes", []):
+        assert part not in text, f"the answer holds {part!r}"
+
+
 def _check_search(value, expect, ids):
     """One search answer against a step's expectations: count, first, contains, excludes,
     order (memory names), response fields and packedAtMost."""
+    _check_answer_excludes(value, expect)
     got = [h["memory"]["id"] for h in value["hits"]]
     if "count" in expect:
         assert len(got) == expect["count"], f"{len(got)} hits, expected {expect['count']}"

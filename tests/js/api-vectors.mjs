@@ -125,6 +125,7 @@ async function runStep(engram, step, ids) {
       const memory = await engram.get(id);
       if (expect.null) return check(memory === null, "expected no memory");
       check(memory, "memory not found");
+      checkAnswerExcludes(memory, expect);
       if (expect.content !== undefined) check(memory.content === expect.content, () => `content ${memory.content}`);
       if (expect.contentContains) check(memory.content.includes(expect.contentContains), () => `content lacks ${expect.contentContains}`);
       if (expect.contentExcludes) check(!memory.content.includes(expect.contentExcludes), "content has the secret");
@@ -148,7 +149,14 @@ async function runStep(engram, step, ids) {
 
 // One search answer against a step's expectations: `count`, `first`, `contains`,
 // `excludes`, `order` (memory names), `response` fields and `packedAtMost`.
+// `answerExcludes`: strings (secrets) that must appear nowhere in the answer.
+function checkAnswerExcludes(value, expect) {
+  const text = JSON.stringify(value);
+  for (const part of expect.answerExcludes ?? []) check(!text.includes(part), () => `the answer holds ${part}`);
+}
+
 function checkSearch(value, expect, named) {
+  checkAnswerExcludes(value, expect);
   const got = value.hits.map((h) => h.memory.id);
   if (expect.count !== undefined) check(got.length === expect.count, () => `${got.length} hits, expected ${expect.count}`);
   if (expect.first !== undefined) check(got[0] === named(expect.first), () => `first hit ${got[0]}, expected ${expect.first}`);

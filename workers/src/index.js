@@ -6,9 +6,10 @@
 // and the same tools plus the session_context prompt over MCP's streamable HTTP at /mcp
 // (src/mcp.js).
 //
-// The tenant is the request's bearer token, forwarded as the auth token of the libSQL
-// database at env.LIBSQL_URL; the project is the `x-engram-project` header (default
-// "default"). Errors are JSON `{ error: { code, message, violations } }` with a status that
+// The tenant is the request's bearer token: with the TENANTS secret, the Worker resolves it
+// to a database, its auth token and the projects it may use (src/tenants.js); without, it is
+// forwarded as the auth token of the libSQL database at env.LIBSQL_URL. The project is the
+// `x-engram-project` header (default "default", or the tenant's first). Errors are JSON `{ error: { code, message, violations } }` with a status that
 // matches the code.
 //
 // Embeddings: a Worker has 128 MB of memory and the transformer needs about 250 MB in wasm,
@@ -32,6 +33,7 @@ import {
 } from "../build/engram/engram.js";
 import wasmModule from "../build/engram/engram_bg.wasm";
 import staticTable from "../build/model/static-minilm.bin";
+import { resolveTenant } from "./tenants.js";
 import staticTokenizer from "../build/model/tokenizer.bin";
 import { serveMcp } from "./mcp.js";
 
@@ -69,7 +71,7 @@ function failure(code, message, violations = []) {
 // object of them, e.g. `{"residentKeywords": false, "vectorIndexMinMemories": 1000}`) with
 // the database, tenant and project of the request and the settings below laid over it.
 // The core validates them; a bad setting fails each request with the field named.
-function openOptions(env, token, projectId, embeddings) {
+function openOptions(env, { url, authToken, projectId }, embeddings) {
   let settings = {};
   if (env.ENGRAM_OPTIONS) {
     try {
@@ -78,19 +80,19 @@ function openOptions(env, token, projectId, embeddings) {
       throw Object.assign(new Error(`ENGRAM_OPTIONS is not JSON: ${e.message}`), { code: "invalid_input", violations: [{ field: "ENGRAM_OPTIONS", problem: "malformed JSON" }] });
     }
   }
-  const options = { ...settings, url: env.LIBSQL_URL, authToken: token, projectId };
+  const options = { ...settings, url, authToken, projectId };
   const reranker = rerankService(env);
   if (reranker) options.reranker = reranker;
   if (embeddings && env.VECTOR_INDEX === "on") options.vectorIndex = true;
   return options;
 }
 
-async function handleFor(env, token, projectId) {
-  const key = JSON.stringify([env.LIBSQL_URL, token, projectId]);
+async function handleFor(env, tenant) {
+  const key = JSON.stringify([tenant.url, tenant.authToken, tenant.projectId]);
   let handle = handles.get(key);
   if (!handle) {
     const embedder = embeddingModel(env);
-    const options = openOptions(env, token, projectId, embedder != null);
+    const options = openOptions(env, tenant, embedder != null);
     handle = embedder ? createMemoryWithModel(options, embedder) : createMemory(options);
     handles.set(key, handle);
     if (handles.size > MAX_CACHED) handles.delete(handles.keys().next().value);
@@ -167,14 +169,19 @@ export default {
     const auth = request.headers.get("authorization") ?? "";
     const token = auth.startsWith("Bearer ") ? auth.slice(7) : "";
     if (!token) return failure("unauthorized", "missing bearer token");
-    const projectId = request.headers.get("x-engram-project") ?? "default";
+    let tenant;
+    try {
+      tenant = await resolveTenant(env, token, request.headers.get("x-engram-project") ?? undefined);
+    } catch (e) {
+      return failure(e.code ?? "unauthorized", e.message, e.violations ?? []);
+    }
     if (pathname === "/mcp") {
-      return serveMcp(request, () => handleFor(env, token, projectId), { mcpMessage });
+      return serveMcp(request, () => handleFor(env, tenant), { mcpMessage });
     }
     if (request.method !== "POST") return json({ error: { code: "method_not_allowed", message: "use POST" } }, 405);
     try {
       const body = await readJson(request);
-      const engram = await handleFor(env, token, projectId);
+      const engram = await handleFor(env, tenant);
       return await route(engram, body);
     } catch (e) {
       if (e && typeof e.code === "string") return failure(e.code, e.message, e.violations ?? []);

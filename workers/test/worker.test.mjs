@@ -325,3 +325,55 @@ test("the vectors' open options, as the Worker's ENGRAM_OPTIONS setting, fail ea
     await worker.dispose();
   }
 });
+
+test("with TENANTS, a token reaches only its own projects on a database tenants share", async () => {
+  const sha256 = async (text) => {
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+    return Buffer.from(digest).toString("hex");
+  };
+  const [alice, bob] = ["alice-token-7f3a9", "bob-token-c81d2"];
+  const tenants = [
+    { tokenSha256: await sha256(alice), url: server.url, authToken: TOKEN, projects: ["alpha"] },
+    { tokenSha256: await sha256(bob), url: server.url, authToken: TOKEN, projects: ["beta"] },
+  ];
+  const worker = startWorker({ LIBSQL_URL: server.url, TENANTS: JSON.stringify(tenants) });
+  try {
+    const workerBase = (await worker.ready).toString().replace(/\/$/, "");
+    const call = async (token, project, route, body) => {
+      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+      if (project) headers["x-engram-project"] = project;
+      const response = await fetch(`${workerBase}/v1/${route}`, { method: "POST", headers, body: JSON.stringify(body) });
+      return { status: response.status, body: await response.json() };
+    };
+    const content = `quokkaswitch ${Date.now()}: the billing cron must run after the ledger close`;
+    const stored = await call(alice, "alpha", "remember", { type: "gotcha", content });
+    assert.equal(stored.status, 201, JSON.stringify(stored.body));
+    const id = stored.body.id;
+
+    // Bob names Alice's project: refused before any database is opened.
+    const crossing = await call(bob, "alpha", "search", { text: "quokkaswitch billing" });
+    assert.equal(crossing.status, 403);
+    assert.equal(crossing.body.error.code, "forbidden");
+    // In his own project Bob cannot find, read or forget Alice's memory.
+    const found = await call(bob, "beta", "search", { text: "quokkaswitch billing" });
+    assert.equal(found.status, 200);
+    assert.equal(found.body.hits.length, 0);
+    const read = await call(bob, "beta", "get", { id });
+    assert.equal(read.body.error?.code, "not_found");
+    const forgot = await call(bob, undefined, "forget", { id });
+    assert.equal(forgot.body.forgotten, false);
+    // Alice still has it, in her project (her first when no header is sent).
+    const mine = await call(alice, undefined, "get", { id });
+    assert.equal(mine.body.content, content);
+    // A token no tenant holds is refused.
+    const stranger = await call("mallory-token", "alpha", "search", { text: "quokkaswitch" });
+    assert.equal(stranger.status, 401);
+    assert.equal(stranger.body.error.code, "unauthorized");
+    // A write cannot pin or verify its own memory.
+    const pinned = await call(alice, "alpha", "remember", { type: "gotcha", content: "trust me", flags: { pinned: true } });
+    assert.equal(pinned.status, 403);
+    assert.equal(pinned.body.error.violations[0].field, "flags.pinned");
+  } finally {
+    await worker.dispose();
+  }
+});

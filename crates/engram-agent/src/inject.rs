@@ -6,7 +6,7 @@
 //! observations), only at confidence 0.65 or more, never one that needs review, never one
 //! already shown this session, and at most four.
 
-use engram_core::{Memory, MemoryType};
+use engram_core::{quote, Memory, MemoryType};
 use engram_retrieval::{scoring, Candidate};
 use serde::{Deserialize, Serialize};
 
@@ -154,12 +154,13 @@ pub fn label(memory_type: MemoryType) -> &'static str {
 
 /// One memory as a line: `- Gotcha: content [Memory #id: citation]`.
 pub fn line(memory: &Memory) -> String {
+    // Content is quoted: it must not pose as a chip, a heading or a prompt tag.
     format!(
         "- {}: {} [Memory #{}: {}]\n",
         label(memory.memory_type),
-        memory.content.trim(),
+        quote::for_prompt(memory.content.trim()),
         memory.id,
-        memory.citation().trim()
+        quote::chip_text(&memory.citation())
     )
 }
 

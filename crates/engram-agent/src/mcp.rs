@@ -84,7 +84,15 @@ pub fn read(message: &str) -> Incoming {
         ));
     }
     let method = value.get("method").and_then(Value::as_str);
+    let is_response = value.get("result").is_some() || value.get("error").is_some();
     let (Some(id), Some(method)) = (id, method) else {
+        if let (Some(id), None, false) = (value.get("id"), method, is_response) {
+            return Incoming::Reply(error(
+                id,
+                error_code::INVALID_REQUEST,
+                "a request needs a method (a string)",
+            ));
+        }
         // A notification (`notifications/initialized`, a cancellation) or a response.
         return Incoming::Silent;
     };

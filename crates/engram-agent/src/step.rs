@@ -199,7 +199,7 @@ pub fn reflection(request: &StepRequest) -> Option<Injection> {
         text.push_str(&format!(
             "- {}: {}\n",
             crate::inject::label(entry.memory_type),
-            entry.content.trim()
+            engram_core::quote::for_prompt(entry.content.trim())
         ));
     }
     Some(Injection {

@@ -3,18 +3,23 @@
 //! sessions, and output.
 
 /// `println!` that ends the process quietly when stdout is closed (e.g. `engram … | head`)
-/// instead of panicking.
+/// instead of panicking, and prints control characters (escape sequences in stored text)
+/// as visible escapes instead of letting them act on the terminal.
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+        let line = format!($($arg)*);
+        let line = $crate::for_terminal(&line);
+        if let Err(e) = writeln!(std::io::stdout(), "{line}") {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 std::process::exit(0);
             }
         }
     }};
 }
+
+pub use engram_core::quote::for_terminal;
 
 pub mod model;
 pub mod observe;

@@ -15,14 +15,26 @@ use crate::CliError;
 
 /// Serves `engram` over MCP on stdio until the client closes stdin.
 pub async fn serve<D: Database>(engram: &Engram<D>) -> Result<(), CliError> {
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut stdin = BufReader::new(tokio::io::stdin());
     let mut stdout = tokio::io::stdout();
     let io_error = |e: std::io::Error| CliError::Usage(format!("MCP over stdio: {e}"));
-    while let Some(line) = lines.next_line().await.map_err(io_error)? {
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        if stdin
+            .read_until(b'\n', &mut bytes)
+            .await
+            .map_err(io_error)?
+            == 0
+        {
+            break;
+        }
+        // A line that is not UTF-8 still gets its JSON-RPC parse error, not an exit.
+        let line = String::from_utf8_lossy(&bytes);
         if line.trim().is_empty() {
             continue;
         }
-        let Some(mut reply) = engram.answer_mcp(&line).await else {
+        let Some(mut reply) = engram.answer_mcp(line.trim_end()).await else {
             continue;
         };
         reply.push('\n');

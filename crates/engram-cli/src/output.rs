@@ -42,7 +42,7 @@ pub fn search(response: &SearchResponse, json: bool, explain: bool) {
         return;
     }
     for warning in &response.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", crate::for_terminal(warning));
     }
     if response.hits.is_empty() {
         match &response.empty_reason {
@@ -174,7 +174,7 @@ pub fn error(error: &CliError, json: bool) {
             json!({ "error": { "code": code, "message": message, "violations": violations } })
         );
     } else {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", crate::for_terminal(&message));
     }
 }
 

@@ -128,14 +128,42 @@ fn an_mcp_client_records_and_finds_a_memory_over_stdio() {
     let unknown = request("prompts/get", json!({"name": "standup"}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 
-    // A line that is not a JSON-RPC message is answered with its error, not dropped.
-    writeln!(input, "{{not json").expect("line written");
+    // A line that is not a JSON-RPC request is answered with its error, not dropped, and
+    // the server keeps serving: malformed JSON, bytes that are not UTF-8, a batch, a
+    // request without a method.
+    let hostile: [(&[u8], i64); 5] = [
+        (b"{not json", -32700),
+        (b"\xff\xfe{\"jsonrpc\"", -32700),
+        (
+            b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+            -32600,
+        ),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":7}", -32600),
+        (
+            b"{\"jsonrpc\":\"1.0\",\"id\":8,\"method\":\"ping\"}",
+            -32600,
+        ),
+    ];
+    for (line, code) in hostile {
+        input.write_all(line).expect("line written");
+        input.write_all(b"\n").expect("line written");
+        input.flush().expect("flushed");
+        let mut text = String::new();
+        output.read_line(&mut text).expect("response read");
+        let answer: Value = serde_json::from_str(&text).expect("JSON-RPC line");
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+    }
+    writeln!(
+        input,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": "alive", "method": "ping"})
+    )
+    .unwrap();
     input.flush().expect("flushed");
     let mut text = String::new();
     output.read_line(&mut text).expect("response read");
-    let answer: Value = serde_json::from_str(&text).expect("JSON-RPC line");
-    assert_eq!(answer["error"]["code"], -32700, "{answer}");
-    assert_eq!(answer["id"], Value::Null, "{answer}");
+    let alive: Value = serde_json::from_str(&text).expect("JSON-RPC line");
+    assert_eq!(alive["result"], json!({}), "{alive}");
 
     drop(input);
     let status = child.wait().expect("engram mcp exits");

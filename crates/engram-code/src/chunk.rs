@@ -139,19 +139,22 @@ fn syntax_spans(language: Language, source: &str, budget: usize) -> Option<Vec<S
             container: None,
         }],
     };
-    flat.descend(root, 0);
+    flat.descend(root, 0, 0);
     Some(flat.merge())
 }
 
 fn error_bytes(node: Node) -> usize {
-    if node.is_error() || node.is_missing() {
-        return node.byte_range().len().max(1);
+    // An explicit stack: erroneous input can nest deeper than the call stack allows.
+    let mut total = 0;
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            total += node.byte_range().len().max(1);
+        } else if node.has_error() {
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
     }
-    if !node.has_error() {
-        return 0;
-    }
-    let mut cursor = node.walk();
-    let total = node.children(&mut cursor).map(error_bytes).sum();
     total
 }
 
@@ -166,7 +169,7 @@ impl Flattener<'_> {
 
     /// Adds the children of `node` (which is in `scope`) as atoms, opening those that do
     /// not fit.
-    fn descend(&mut self, node: Node, scope: usize) {
+    fn descend(&mut self, node: Node, scope: usize, depth: usize) {
         let Scope {
             in_type, container, ..
         } = self.scopes[scope].clone();
@@ -192,7 +195,7 @@ impl Flattener<'_> {
                     leading: is_leading(child),
                     scope,
                 });
-            } else if child.child_count() > 0 {
+            } else if child.child_count() > 0 && depth < crate::MAX_SYNTAX_DEPTH {
                 let child_scope = match kind {
                     // `export function f` / `@decorator def f`: the wrapper already opened
                     // this definition's scope.
@@ -209,9 +212,10 @@ impl Flattener<'_> {
                     }
                     None => scope,
                 };
-                self.descend(child, child_scope);
+                self.descend(child, child_scope, depth + 1);
             } else {
-                // One token larger than the budget (a long string): cut at line ends.
+                // One token larger than the budget (a long string), or a subtree nested
+                // too deep to walk: cut at line ends.
                 self.gap(range.start, range.end, scope);
             }
         }

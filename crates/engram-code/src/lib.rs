@@ -41,3 +41,8 @@ pub use outline::{
     content_hash, outline_file, Call, Definition, FileOutline, Heritage, Import, Outliner,
 };
 pub use resolve::FileSet;
+
+/// How deep the tree walks go into a syntax tree. Deeper subtrees (generated or hostile
+/// code: a file nested thousands of levels) are chunked as plain text and not outlined,
+/// so no walk can exhaust the stack, natively or in a 1 MiB wasm stack.
+pub const MAX_SYNTAX_DEPTH: usize = 256;

@@ -150,7 +150,7 @@ impl Outliner {
             outline: &mut outline,
             spans: Vec::new(),
         };
-        walker.walk(tree.root_node(), None, false, false);
+        walker.walk(tree.root_node(), None, false, false, 0);
         let spans = std::mem::take(&mut walker.spans);
         let query = self
             .queries
@@ -183,7 +183,18 @@ impl Walker<'_> {
         node.start_position().row as u32 + 1
     }
 
-    fn walk(&mut self, node: Node, container: Option<&str>, in_type: bool, exported_parent: bool) {
+    fn walk(
+        &mut self,
+        node: Node,
+        container: Option<&str>,
+        in_type: bool,
+        exported_parent: bool,
+        depth: usize,
+    ) {
+        if depth >= crate::MAX_SYNTAX_DEPTH {
+            return;
+        }
+        let depth = depth + 1;
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
@@ -195,11 +206,11 @@ impl Walker<'_> {
                 definition_kind(self.language, child, in_type)
             };
             let Some(kind) = kind else {
-                self.walk(child, container, in_type, exported_here);
+                self.walk(child, container, in_type, exported_here, depth);
                 continue;
             };
             let Some(name) = definition_name(child, self.source) else {
-                self.walk(child, container, in_type, exported_here);
+                self.walk(child, container, in_type, exported_here, depth);
                 continue;
             };
             let separator = if self.language == Language::Rust {
@@ -250,7 +261,7 @@ impl Walker<'_> {
             } else {
                 qualified
             };
-            self.walk(child, Some(&inner), opens_type, false);
+            self.walk(child, Some(&inner), opens_type, false, depth);
         }
     }
 

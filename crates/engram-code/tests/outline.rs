@@ -208,3 +208,66 @@ fn outline_store_go() {
     );
     assert_eq!(heritage(&o), []);
 }
+
+/// Hostile nesting, thousands of levels deep, in every language: outlining and chunking
+/// finish (no stack overflow) on a thread with a small stack, and no text is lost.
+#[test]
+fn files_nested_thousands_of_levels_deep_are_outlined_and_chunked() {
+    let depth = 5_000;
+    let sources = [
+        (
+            "deep.py",
+            format!("x = {}1{}\n", "[".repeat(depth), "]".repeat(depth)),
+        ),
+        (
+            "deep.js",
+            format!("const x = {}1{};\n", "(".repeat(depth), ")".repeat(depth)),
+        ),
+        (
+            "deep.ts",
+            "function f() {\n".repeat(depth) + &"}\n".repeat(depth),
+        ),
+        (
+            "deep.rs",
+            format!(
+                "fn main() {{ {}1{} }}\n",
+                "{".repeat(depth),
+                "}".repeat(depth)
+            ),
+        ),
+        (
+            "deep.go",
+            format!(
+                "package p\nvar x = {}1{}\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            ),
+        ),
+        ("broken.py", "def f(:\n    [".repeat(depth)),
+    ];
+    let worker = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let mut outliner = engram_code::Outliner::new();
+            for (path, source) in &sources {
+                let outline = outliner
+                    .outline(path, source)
+                    .expect("a supported language");
+                assert_eq!(outline.path, *path);
+                let options = engram_code::ChunkOptions::default();
+                let chunks = engram_code::chunk_file(path, source, &options);
+                let mut covered = vec![false; source.len()];
+                for chunk in &chunks {
+                    covered[chunk.start_byte..chunk.end_byte].fill(true);
+                }
+                let lost = source
+                    .bytes()
+                    .zip(&covered)
+                    .filter(|(b, c)| !b.is_ascii_whitespace() && !**c)
+                    .count();
+                assert_eq!(lost, 0, "{path}: {lost} bytes in no chunk");
+            }
+        })
+        .unwrap();
+    worker.join().expect("no stack overflow");
+}

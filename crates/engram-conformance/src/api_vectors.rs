@@ -179,6 +179,7 @@ async fn run_step<D: Database>(
             }
             let memory = memory.ok_or("memory not found")?;
             let json = serde_json::to_value(&memory).map_err(|e| e.to_string())?;
+            check_answer_excludes(&json, expect)?;
             if let Some(content) = expect["content"].as_str() {
                 check(memory.content == content, || {
                     format!("content {:?}", memory.content)
@@ -219,7 +220,20 @@ async fn run_step<D: Database>(
 
 /// Checks one search answer (as JSON) against a step's expectations: `count`, `first`,
 /// `contains`, `excludes`, `order` (memory names), `response` fields and `packedAtMost`.
+/// `answerExcludes`: strings (secrets) that must appear nowhere in the answer's JSON.
+fn check_answer_excludes(json: &Json, expect: &Json) -> Result<(), String> {
+    let text = json.to_string();
+    for part in expect["answerExcludes"].as_array().into_iter().flatten() {
+        let part = part.as_str().unwrap_or_default();
+        check(!text.contains(part), || {
+            format!("the answer holds {part:?}")
+        })?;
+    }
+    Ok(())
+}
+
 fn check_search(json: &Json, expect: &Json, ids: &HashMap<String, String>) -> Result<(), String> {
+    check_answer_excludes(json, expect)?;
     let got: Vec<&str> = json["hits"]
         .as_array()
         .into_iter()

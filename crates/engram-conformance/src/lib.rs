@@ -11,9 +11,11 @@
 mod api_vectors;
 pub mod code_graph;
 pub mod retrieval;
+pub mod secrets;
 mod storage;
 
 pub use api_vectors::{run_api_vectors, Opening};
+pub use secrets::{secrets_suite, SecretsReport};
 pub use storage::storage_suite;
 
 /// A failed conformance check: which one and why.

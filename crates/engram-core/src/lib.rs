@@ -14,6 +14,7 @@ pub mod fts_terms;
 pub mod memory;
 pub mod porter;
 pub mod query;
+pub mod quote;
 pub mod schema;
 pub mod secrets;
 pub mod time;

@@ -332,6 +332,87 @@ fn default_source() -> MemorySource {
 }
 
 impl NewMemory {
+    /// The fields of this memory that only a person may set (through engram's review and
+    /// teach operations), named as in JSON: the trust flags `userVerified`, `pinned` and
+    /// `secretScanSkipped`, and the source `user_taught`. An agent or a tenant over HTTP
+    /// that sets one would make its own memory trusted.
+    pub fn person_only_fields(&self) -> Vec<&'static str> {
+        let flags = &self.flags;
+        [
+            (flags.user_verified, "flags.userVerified"),
+            (flags.pinned, "flags.pinned"),
+            (flags.secret_scan_skipped, "flags.secretScanSkipped"),
+            (self.source == MemorySource::UserTaught, "source"),
+        ]
+        .into_iter()
+        .filter_map(|(set, field)| set.then_some(field))
+        .collect()
+    }
+
+    /// Every free-text field, for the secret scanner: a field added to the memory must be
+    /// added here, or it reaches storage and providers unscanned.
+    pub fn text_fields_mut(&mut self) -> Vec<&mut String> {
+        let NewMemory {
+            memory_type: _,
+            content,
+            confidence: _,
+            tags,
+            related_files,
+            related_modules,
+            scope: _,
+            visibility: _,
+            phase: _,
+            source: _,
+            session_id,
+            commit_sha,
+            provenance_session_ids,
+            work_unit_ref,
+            methodology,
+            relations,
+            decay_half_life_days: _,
+            flags: _,
+            citation_text,
+            chunk,
+            target_node_id,
+        } = self;
+        let mut fields = vec![content];
+        fields.extend(tags.iter_mut());
+        fields.extend(related_files.iter_mut());
+        fields.extend(related_modules.iter_mut());
+        fields.extend(provenance_session_ids.iter_mut());
+        fields.extend(
+            [
+                session_id,
+                commit_sha,
+                methodology,
+                citation_text,
+                target_node_id,
+            ]
+            .into_iter()
+            .filter_map(Option::as_mut),
+        );
+        if let Some(unit) = work_unit_ref {
+            fields.push(&mut unit.methodology);
+            fields.push(&mut unit.label);
+            fields.extend(unit.hierarchy.iter_mut());
+        }
+        for relation in relations {
+            fields.extend(
+                [
+                    &mut relation.target_memory_id,
+                    &mut relation.target_file_path,
+                ]
+                .into_iter()
+                .filter_map(Option::as_mut),
+            );
+        }
+        if let Some(chunk) = chunk {
+            fields.push(&mut chunk.chunk_type);
+            fields.extend(chunk.context_prefix.as_mut());
+        }
+        fields
+    }
+
     /// A memory of `memory_type` with `content` and every other field at its default.
     pub fn new(memory_type: MemoryType, content: impl Into<String>) -> Self {
         NewMemory {

@@ -1,5 +1,6 @@
 //! What the observer ingests: the events of one agent session.
 
+use engram_core::secrets::SecretScanner;
 use serde::{Deserialize, Serialize};
 
 /// One thing an agent did or said, in the order it happened.
@@ -131,5 +132,44 @@ impl SessionKind {
             SessionKind::Changelog => 0,
             SessionKind::PrReview => 8,
         }
+    }
+}
+
+impl Event {
+    /// A copy with every secret in its text (tool input, output, reasoning) redacted, or
+    /// `None` when there is none.
+    pub fn redacted(&self, scanner: &SecretScanner) -> Option<Event> {
+        let has = |text: &str| !scanner.scan(text).is_empty();
+        let mut event = match self {
+            Event::ToolCall(call) => {
+                let mut input = call.input.clone();
+                if scanner.redact_json(&mut input).is_empty()
+                    && !call.id.as_deref().is_some_and(has)
+                {
+                    return None;
+                }
+                let mut call = call.clone();
+                call.input = input;
+                Event::ToolCall(call)
+            }
+            Event::ToolResult(result) if has(&result.output) => Event::ToolResult(result.clone()),
+            Event::Reasoning { text, .. } if has(text) => self.clone(),
+            _ => return None,
+        };
+        match &mut event {
+            Event::ToolCall(call) => {
+                if let Some(id) = call.id.as_mut() {
+                    scanner.redact_in_place(id);
+                }
+            }
+            Event::ToolResult(result) => {
+                scanner.redact_in_place(&mut result.output);
+            }
+            Event::Reasoning { text, .. } => {
+                scanner.redact_in_place(text);
+            }
+            _ => {}
+        }
+        Some(event)
     }
 }

@@ -223,7 +223,7 @@ pub struct Scratchpad {
     pending: VecDeque<PendingCall>,
     last_search_import: bool,
     #[serde(skip)]
-    scanner: Option<std::rc::Rc<SecretScanner>>,
+    scanner: Option<&'static SecretScanner>,
 }
 
 impl Scratchpad {
@@ -269,7 +269,7 @@ impl Scratchpad {
             recent_kinds: VecDeque::with_capacity(3),
             pending: VecDeque::new(),
             last_search_import: false,
-            scanner: SecretScanner::new().ok().map(std::rc::Rc::new),
+            scanner: SecretScanner::shared().ok(),
         }
     }
 
@@ -312,7 +312,7 @@ impl Scratchpad {
             .enumerate()
             .map(|(i, f)| (f.path.clone(), i as FileId))
             .collect();
-        pad.scanner = SecretScanner::new().ok().map(std::rc::Rc::new);
+        pad.scanner = SecretScanner::shared().ok();
         Ok(pad)
     }
 
@@ -326,9 +326,12 @@ impl Scratchpad {
         self.file_ids.get(path).copied()
     }
 
-    /// Ingests one event.
+    /// Ingests one event, secrets redacted before anything reads it: every key, signature,
+    /// path and lesson the scratchpad keeps derives from redacted text.
     pub fn observe(&mut self, event: &Event) {
         self.events += 1;
+        let redacted = self.scanner.and_then(|scanner| event.redacted(scanner));
+        let event = redacted.as_ref().unwrap_or(event);
         match event {
             Event::ToolCall(call) => self.on_call(call),
             Event::ToolResult(result) => self.on_result(result),
@@ -336,10 +339,6 @@ impl Scratchpad {
                 self.advance(*step);
                 if self.lessons.len() < MAX_LESSONS {
                     if let Some((kind, text)) = language::find(text) {
-                        let text = match &self.scanner {
-                            Some(scanner) => scanner.redact(&text).text,
-                            None => text,
-                        };
                         let file = self.recent_accesses.back().map(|&(_, f)| f);
                         self.lessons.push(Lesson {
                             dead_end: kind == Utterance::DeadEnd,
@@ -634,11 +633,11 @@ impl Scratchpad {
         let cancelled = result.output.contains("Sibling tool call errored");
         if result.is_error && !cancelled {
             // Only short, redacted text is kept: the signature and the line naming the error.
-            let (signature, line) = error_parts(&result.output);
-            let (signature, line) = match &self.scanner {
-                Some(scanner) => (scanner.redact(&signature).text, scanner.redact(&line).text),
-                None => (signature, String::new()),
-            };
+            let (signature, mut line) = error_parts(&result.output);
+            if self.scanner.is_none() {
+                // Unscanned output is not kept beyond its signature.
+                line.clear();
+            }
             let key = format!("{}\u{1f}{}", call.subject, signature);
             if !self.errors.contains_key(&key) && self.errors.len() >= 256 {
                 return;

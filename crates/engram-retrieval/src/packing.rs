@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use engram_core::{MemoryType, Phase};
+use engram_core::{quote, MemoryType, Phase};
 use serde::Serialize;
 
 use crate::candidate::Candidate;
@@ -152,12 +152,13 @@ pub fn entry(candidate: &Candidate) -> String {
     } else {
         ""
     };
+    // Content is quoted: it must not pose as a chip, a heading or a prompt tag.
     format!(
         "- [{}]{review} {} [Memory #{}: {}]\n",
         m.memory_type,
-        m.content.trim(),
+        quote::for_prompt(m.content.trim()),
         m.id,
-        m.citation().trim()
+        quote::chip_text(&m.citation())
     )
 }
 

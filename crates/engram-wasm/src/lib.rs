@@ -1,7 +1,7 @@
 //! JavaScript bindings: `createMemory(options)` returns an engram handle whose methods
 //! return promises. Inputs are plain objects validated by the Rust core (errors name the
 //! field); outputs are plain objects. Errors are `Error`s with the core's `code`
-//! (`invalid_input`, `not_found`, `unauthorized`, `unavailable`, `sql_error`,
+//! (`invalid_input`, `not_found`, `unauthorized`, `forbidden`, `unavailable`, `sql_error`,
 //! `storage_error`, `embedder_unavailable`, `model_error`, `internal`), the HTTP `status`
 //! that code maps to, and `violations`.
 //!

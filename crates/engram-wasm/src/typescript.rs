@@ -88,14 +88,12 @@ export type SearchIntent = "search" | "auto_inject";
 export type QueryType = "identifier" | "semantic" | "structural";
 /** What the agent runtime knows about the moment of the query. */
 export interface QueryContext { recentTurns?: string[]; recentTools?: string[]; recentFiles?: string[]; }
-/** Optional stages, all on by default (switch off for ablations). */
-export interface Stages { graph?: boolean; boost?: boolean; diversity?: boolean; rerank?: boolean; hyde?: boolean; }
 export interface SearchQuery {
   text: string; limit?: number; types?: MemoryType[]; mode?: SearchMode; intent?: SearchIntent;
   phase?: Phase; context?: QueryContext; files?: string[]; modules?: string[];
   minConfidence?: number; scopes?: MemoryScope[]; excludeIds?: string[];
   /** Pack the results into this many tokens (default: the phase's budget, if a phase is given). */
-  budget?: number; stages?: Stages;
+  budget?: number;
 }
 /** One path's part in a fused score: rank, its own metric (BM25, cosine similarity or graph
  * score), the path weight for the query type, and `weight / (60 + rank)`. */
@@ -314,7 +312,7 @@ export interface PlannerContext {
   calibrations: Calibration[]; modules: string[]; warnings: string[];
 }
 /** The codes every engram host reports (docs/errors.md). */
-export type ErrorCode = "invalid_input" | "not_found" | "unauthorized" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable" | "model_error" | "internal";
+export type ErrorCode = "invalid_input" | "not_found" | "unauthorized" | "forbidden" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable" | "model_error" | "internal";
 export interface EngramError extends Error {
   code: ErrorCode;
   /** The HTTP status a server answers this code with (`httpStatus(code)`). */

@@ -77,7 +77,7 @@ pub struct Engram<D> {
     pub(crate) db: D,
     pub(crate) config: EngramConfig,
     pub(crate) host: Host,
-    scanner: Option<SecretScanner>,
+    pub(crate) scanner: Option<&'static SecretScanner>,
     pub(crate) embedding: Option<Embedding>,
     pub(crate) vector_index: Option<VectorIndex>,
     /// The current model's vectors of this project, kept in memory for the dense path.
@@ -112,7 +112,7 @@ impl<D: Database> Engram<D> {
             host,
             // A scanner that cannot be built must not block writes: memories are
             // then stored flagged `secret_scan_skipped`.
-            scanner: SecretScanner::new().ok(),
+            scanner: SecretScanner::shared().ok(),
             embedding: None,
             vector_index: None,
             resident: None,
@@ -316,8 +316,11 @@ impl<D: Database> Engram<D> {
     ) -> Result<(Vec<Statement>, Vec<Remembered>, Vec<NewMemory>), EngramError> {
         let mut prepared = Vec::with_capacity(memories.len());
         for mut memory in memories {
+            // Checked as given (so no oversized text is scanned) and again as stored:
+            // redaction markers can make a text longer than the limit.
             memory.validate()?;
             let (redacted, secret_scan_skipped) = self.redact(&mut memory);
+            memory.validate()?;
             memory.flags.secret_scan_skipped |= secret_scan_skipped;
             prepared.push((memory, redacted, secret_scan_skipped));
         }
@@ -401,31 +404,31 @@ impl<D: Database> Engram<D> {
     /// Redacts secrets from every text field of `memory`; returns the kinds found and
     /// whether the scanner could not run.
     fn redact(&self, memory: &mut NewMemory) -> (Vec<String>, bool) {
-        let Some(scanner) = &self.scanner else {
+        let Some(scanner) = self.scanner else {
             return (Vec::new(), true);
         };
-        let mut redacted = Vec::new();
-        for text in [
-            Some(&mut memory.content),
-            memory.citation_text.as_mut(),
-            memory
-                .chunk
-                .as_mut()
-                .and_then(|c| c.context_prefix.as_mut()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            let out = scanner.redact(text);
-            redacted.extend(out.findings.iter().map(|f| f.kind.to_owned()));
-            *text = out.text;
-        }
-        (redacted, false)
+        let kinds = scanner.redact_memory(memory);
+        (kinds.into_iter().map(str::to_owned).collect(), false)
     }
 
-    /// Parses `json` as a [`NewMemory`] (naming the failing field) and stores it.
+    /// Parses `json` as a [`NewMemory`] (naming the failing field) and stores it: the write
+    /// of an agent or a remote caller, so it may not set what only a person may
+    /// ([`NewMemory::person_only_fields`]: `forbidden`, each field named).
     pub async fn remember_json(&self, json: &str) -> Result<Remembered, EngramError> {
-        self.remember(NewMemory::from_json(json)?).await
+        let memory = NewMemory::from_json(json)?;
+        let fields = memory.person_only_fields();
+        if !fields.is_empty() {
+            let problem = "is set only by a person, through engram's review or teach operations";
+            let violations = fields
+                .into_iter()
+                .map(|field| engram_core::Violation {
+                    field: field.to_owned(),
+                    problem: problem.to_owned(),
+                })
+                .collect();
+            return Err(EngramError::Forbidden(ValidationError { violations }));
+        }
+        self.remember(memory).await
     }
 
     /// The live memory with this id, if any (forgotten memories are not returned).

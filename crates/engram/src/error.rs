@@ -16,6 +16,9 @@ pub enum ErrorCode {
     NotFound,
     /// The database refused the credentials.
     Unauthorized,
+    /// The credentials are good but do not reach what the call names (another tenant's
+    /// project), or the call sets what only a person may (a trust flag).
+    Forbidden,
     /// The database could not be reached or is busy; retry later.
     Unavailable,
     /// The database rejected a statement.
@@ -33,10 +36,11 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 9] = [
+    pub const ALL: [ErrorCode; 10] = [
         ErrorCode::InvalidInput,
         ErrorCode::NotFound,
         ErrorCode::Unauthorized,
+        ErrorCode::Forbidden,
         ErrorCode::Unavailable,
         ErrorCode::SqlError,
         ErrorCode::StorageError,
@@ -51,6 +55,7 @@ impl ErrorCode {
             ErrorCode::InvalidInput => "invalid_input",
             ErrorCode::NotFound => "not_found",
             ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::SqlError => "sql_error",
             ErrorCode::StorageError => "storage_error",
@@ -65,6 +70,7 @@ impl ErrorCode {
         match self {
             ErrorCode::InvalidInput => 400,
             ErrorCode::Unauthorized => 401,
+            ErrorCode::Forbidden => 403,
             ErrorCode::NotFound => 404,
             ErrorCode::Unavailable | ErrorCode::EmbedderUnavailable => 503,
             ErrorCode::SqlError
@@ -119,6 +125,10 @@ pub enum EngramError {
     /// What the call names does not exist.
     #[error("not found: {0}")]
     NotFound(String),
+    /// The call sets what its caller may not (a trust flag only a person sets); the
+    /// violations name each field.
+    #[error("forbidden: {0}")]
+    Forbidden(ValidationError),
     /// A fault inside engram or a binding; a bug, reported rather than a panic.
     #[error("internal error: {0}")]
     Internal(String),
@@ -141,6 +151,7 @@ impl EngramError {
             EngramError::EmbedderUnavailable { .. } => ErrorCode::EmbedderUnavailable,
             EngramError::Model(_) => ErrorCode::ModelError,
             EngramError::NotFound(_) => ErrorCode::NotFound,
+            EngramError::Forbidden(_) => ErrorCode::Forbidden,
             EngramError::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -148,7 +159,7 @@ impl EngramError {
     /// The field-level violations, for `invalid_input`.
     pub fn violations(&self) -> &[engram_core::Violation] {
         match self {
-            EngramError::Invalid(e) => &e.violations,
+            EngramError::Invalid(e) | EngramError::Forbidden(e) => &e.violations,
             _ => &[],
         }
     }

@@ -57,8 +57,11 @@ pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNT
 pub use crate::options::{
     DatabaseTarget, EmbedderKind, EmbedderOptions, EngramOptions, RerankerOptions, DEFAULT_PROJECT,
 };
+/// Ablation switches for the pipeline's optional stages (tests and evaluation only).
+#[cfg(feature = "test-support")]
+pub use crate::retrieve::query::Stages;
 pub use crate::retrieve::query::{
-    SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings, Stages,
+    SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings,
     MAX_BATCH_QUERIES, MAX_BUDGET_TOKENS, MAX_FILTER_ENTRIES, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT,
 };
 pub use crate::vector_index::VECTOR_INDEX_MIN_MEMORIES;

@@ -2,7 +2,7 @@
 
 use crate::common::{nonce, temp_db, API_VECTORS};
 use engram::{Capabilities, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
-use engram_conformance::{run_api_vectors, storage_suite};
+use engram_conformance::{run_api_vectors, secrets_suite, storage_suite};
 use engram_libsql::LocalDatabase;
 use engram_store::{Database, Statement, Value};
 
@@ -27,6 +27,18 @@ async fn api_vectors_pass_on_the_embedded_file() {
     .await
     .unwrap();
     assert!(steps > 30, "only {steps} steps ran");
+}
+
+#[tokio::test]
+async fn no_piece_of_any_secret_reaches_a_table_or_an_answer_on_the_embedded_file() {
+    let path = temp_db("secrets");
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .unwrap();
+    let report = secrets_suite(&engram, &db).await.unwrap();
+    assert!(report.formats >= 60, "{report:?}");
+    assert!(report.tables > 20 && report.rows > 100, "{report:?}");
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 
 use crate::common::{nonce, CountingTransport, API_VECTORS};
 use engram::{Capabilities, Engram, EngramConfig, Host, MemoryType, NewMemory, SearchQuery};
-use engram_conformance::{run_api_vectors, storage_suite};
+use engram_conformance::{run_api_vectors, secrets_suite, storage_suite};
 use engram_hrana::{HranaClient, ReqwestTransport};
 use engram_store::{Database, Statement, StoreError, Value};
 use engram_testserver::{ServerConfig, TestServer};
@@ -57,6 +57,18 @@ async fn api_vectors_pass_over_http() {
     .await
     .unwrap();
     assert!(steps > 30, "only {steps} steps ran");
+}
+
+#[tokio::test]
+async fn no_piece_of_any_secret_reaches_a_table_or_an_answer_over_http() {
+    let server = server();
+    let db = client(&server);
+    let engram = Engram::open(&db, EngramConfig::default(), Host::native())
+        .await
+        .unwrap();
+    let report = secrets_suite(&engram, &db).await.unwrap();
+    assert!(report.formats >= 60, "{report:?}");
+    assert!(report.tables > 20 && report.rows > 100, "{report:?}");
 }
 
 #[tokio::test]

@@ -185,9 +185,9 @@ impl<D: Database> Engram<D> {
                     text,
                     "- [{}]{review} {} [Memory #{}: {}]",
                     m.memory_type,
-                    m.content.trim(),
+                    engram_core::quote::for_prompt(m.content.trim()),
                     m.id,
-                    m.attached_to
+                    engram_core::quote::chip_text(&m.attached_to)
                 );
             }
             if memories.len() > MAX_IMPACT_MEMORIES {

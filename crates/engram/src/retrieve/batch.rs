@@ -59,6 +59,28 @@ impl<D: Database> Engram<D> {
         self.search_checked(queries, reads).await
     }
 
+    /// The queries with secrets redacted from their text and turns, or `None` when they
+    /// hold none: query text reaches the embedder, the reranker and the LLM, which may be
+    /// remote services.
+    fn redacted_queries(&self, queries: &[SearchQuery]) -> Option<Vec<SearchQuery>> {
+        let scanner = self.scanner?;
+        let has = |text: &String| !scanner.scan(text).is_empty();
+        let any = queries
+            .iter()
+            .any(|q| has(&q.text) || q.context.recent_turns.iter().any(has));
+        if !any {
+            return None;
+        }
+        let mut queries = queries.to_vec();
+        for query in &mut queries {
+            scanner.redact_in_place(&mut query.text);
+            for turn in &mut query.context.recent_turns {
+                scanner.redact_in_place(turn);
+            }
+        }
+        Some(queries)
+    }
+
     /// [`Engram::search_with`] on queries already validated.
     async fn search_checked(
         &self,
@@ -67,6 +89,8 @@ impl<D: Database> Engram<D> {
     ) -> Result<(Vec<SearchResponse>, Vec<Rows>), EngramError> {
         let clock = self.host.clock.as_ref();
         let started = clock.now_micros();
+        let redacted = self.redacted_queries(queries);
+        let queries = redacted.as_deref().unwrap_or(queries);
         let mut pending: Vec<Pending<'_>> = queries
             .iter()
             .map(|query| {
@@ -214,11 +238,11 @@ impl<D: Database> Engram<D> {
             let candidates = pool.into_candidates();
             let weights = base_weights.adapted(analysis.query_type, &candidates);
             let mut ranked = fuse(candidates, &weights);
-            if query.stages.boost {
+            if query.stages().boost {
                 ranked = boost(ranked, &adjacency);
             }
             ranked = scoring::score(ranked, query.phase, now_millis);
-            if query.stages.diversity {
+            if query.stages().diversity {
                 ranked = diversity::mmr(diversity::dedupe(ranked));
             }
             ranked
@@ -228,7 +252,7 @@ impl<D: Database> Engram<D> {
         timings.ranking = now - mark;
         mark = now;
 
-        if query.stages.rerank {
+        if query.stages().rerank {
             if let Some(reranker) = &self.reranker {
                 ranked = self
                     .rerank(reranker.as_ref(), &query.text, ranked, &mut warnings)
@@ -248,7 +272,7 @@ impl<D: Database> Engram<D> {
         let hyde_capabilities = match (&self.llm, &self.embedding) {
             (Some(llm), Some(embedder))
                 if query.intent == Mode::Search
-                    && query.stages.hyde
+                    && query.stages().hyde
                     && query.mode != SearchMode::Keyword =>
             {
                 Some((llm, embedder))

@@ -152,14 +152,14 @@ impl<D: Database> Engram<D> {
                 (true, None, None) => DenseSource::Exact,
             },
             graph: {
-                let on = query.mode == SearchMode::Hybrid && query.stages.graph;
+                let on = query.mode == SearchMode::Hybrid && query.stages().graph;
                 GraphInputs {
                     names: on && !analysis.identifiers.is_empty(),
                     recent: on && !query.context.recent_files.is_empty(),
                     named: on && !analysis.named_files.is_empty(),
                 }
             },
-            adjacency: query.mode == SearchMode::Hybrid && query.stages.boost,
+            adjacency: query.mode == SearchMode::Hybrid && query.stages().boost,
             filters: query.narrows_by_attribute() || !query.exclude_ids.is_empty(),
             narrow: Narrow {
                 files: !query.files.is_empty(),

@@ -61,7 +61,9 @@ pub struct SearchQuery {
     /// given, else no packing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<u32>,
-    /// Stages to run (all by default; switch off for ablations).
+    /// Stages to run (all by default; switch off for ablations). Only with the
+    /// `test-support` feature: the product always runs every stage.
+    #[cfg(feature = "test-support")]
     #[serde(default)]
     pub stages: Stages,
 }
@@ -138,8 +140,17 @@ impl SearchQuery {
             scopes: Vec::new(),
             exclude_ids: Vec::new(),
             budget: None,
+            #[cfg(feature = "test-support")]
             stages: Stages::default(),
         }
+    }
+
+    /// The stages this query runs: all of them unless an ablation switched one off.
+    pub(crate) fn stages(&self) -> Stages {
+        #[cfg(feature = "test-support")]
+        return self.stages;
+        #[cfg(not(feature = "test-support"))]
+        return Stages::default();
     }
 
     /// Parses a query from untrusted JSON, naming the failing field.
