@@ -21,6 +21,7 @@ macro_rules! say {
 
 pub use engram_core::quote::for_terminal;
 
+pub mod backup;
 pub mod model;
 pub mod observe;
 pub mod open;

@@ -17,7 +17,7 @@ mod agent;
 mod code;
 mod mcp;
 
-use engram_cli::{observe, open, output};
+use engram_cli::{backup, observe, open, output};
 pub(crate) use engram_cli::{CliError, Target};
 
 /// Long-term memory for AI coding agents.
@@ -130,6 +130,24 @@ enum Command {
     /// Serve engram's tools (search_memory, record_memory, analyze_impact) over the Model
     /// Context Protocol on stdin/stdout, e.g. `claude mcp add engram -- engram mcp`.
     Mcp,
+    /// Check the database: the engine's page check, the keyword index, and that the
+    /// keyword index holds every live memory; lists the backups. Exits 1 when something
+    /// is wrong.
+    Doctor,
+    /// Repair the database: rebuild the keyword index from the memories, or (--restore)
+    /// put the newest backup (or --from FILE) back in place, keeping the current file
+    /// beside it as `<db>.damaged-<time>`.
+    Repair {
+        /// Restore a backup instead of rebuilding in place.
+        #[arg(long)]
+        restore: bool,
+        /// The backup to restore (default: the newest).
+        #[arg(long, requires = "restore")]
+        from: Option<std::path::PathBuf>,
+    },
+    /// Back the local database file up now (it is also backed up once a day, the newest
+    /// three kept, in `<db>.backups/`).
+    Backup,
     /// Create a database in a temporary folder, remember a few memories and search them.
     Demo,
 }
@@ -181,6 +199,14 @@ fn parse_type(text: &str) -> Result<MemoryType, String> {
     })
 }
 
+/// The host's clock, for backup names.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = cli.json;
@@ -199,26 +225,70 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Some(url) => {
             let db = HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
             let engram = open::open(db, &cli.target).await?;
-            execute(engram, cli).await
+            execute(engram, cli, &[]).await
         }
         None => {
-            if let Some(parent) = std::path::Path::new(&cli.target.db).parent() {
+            let path = std::path::PathBuf::from(&cli.target.db);
+            if let Some(parent) = path.parent() {
                 if !parent.as_os_str().is_empty() {
                     std::fs::create_dir_all(parent).map_err(|e| {
                         CliError::Usage(format!("cannot create {}: {e}", parent.display()))
                     })?;
                 }
             }
+            if let Command::Repair {
+                restore: true,
+                from,
+            } = &cli.command
+            {
+                let restored = backup::restore(&path, from.as_deref(), now_ms())?;
+                output::restored(&path, &restored, cli.json);
+                return Ok(());
+            }
+            // A file that lost its memories is refused before anything writes to it.
+            let guarded = !matches!(cli.command, Command::Doctor | Command::Repair { .. });
+            if guarded {
+                backup::guard_file(&path)?;
+            }
             let db = LocalDatabase::open(&cli.target.db)
                 .await
                 .map_err(EngramError::from)?;
-            let engram = open::open(db, &cli.target).await?;
-            execute(engram, cli).await
+            if guarded {
+                backup::guard(&db, &path).await?;
+            }
+            let engram = open::open(&db, &cli.target).await?;
+            match &cli.command {
+                Command::Backup => {
+                    let taken = backup::take(&db, &path, now_ms()).await?;
+                    output::backed_up(&taken, cli.json);
+                    return Ok(());
+                }
+                Command::Doctor | Command::Repair { .. } => {}
+                _ => {
+                    // A failed backup is said, not fatal: the command the user asked for runs.
+                    if let Err(e) = backup::rotate(&db, &path, now_ms()).await {
+                        let reason = match e {
+                            CliError::Engram(e) => e.to_string(),
+                            CliError::NotFound(what) | CliError::Usage(what) => what,
+                        };
+                        eprintln!(
+                            "warning: the daily backup failed: {}",
+                            engram_cli::for_terminal(&reason)
+                        );
+                    }
+                }
+            }
+            let backups = backup::list(&path);
+            execute(engram, cli, &backups).await
         }
     }
 }
 
-async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliError> {
+async fn execute<D: Database>(
+    engram: Engram<D>,
+    cli: Cli,
+    backups: &[backup::Backup],
+) -> Result<(), CliError> {
     let json = cli.json;
     match cli.command {
         Command::Remember(args) => {
@@ -314,6 +384,39 @@ async fn execute<D: Database>(engram: Engram<D>, cli: Cli) -> Result<(), CliErro
         }
         Command::Agent(command) => agent::run(&engram, command, json).await?,
         Command::Mcp => mcp::serve(&engram).await?,
+        Command::Doctor => {
+            let report = engram.check_integrity().await?;
+            output::integrity(&report, backups, json);
+            if !report.is_whole() {
+                return Err(CliError::Engram(EngramError::Store(
+                    engram_store::StoreError::Integrity(format!(
+                        "{} problem(s) found; run `engram repair`",
+                        report.problems.len()
+                    )),
+                )));
+            }
+        }
+        Command::Repair { .. } => {
+            let before = engram.check_integrity().await?;
+            if !before.is_whole() && !before.keyword_index_only {
+                return Err(CliError::Engram(EngramError::Store(
+                    engram_store::StoreError::Integrity(format!(
+                        "the database file itself is damaged ({}); rebuilding cannot fix it: \
+                         run `engram repair --restore` to bring the newest backup back",
+                        before.problems.join("; ")
+                    )),
+                )));
+            }
+            let rebuilt = engram.rebuild_keyword_index().await?;
+            let after = engram.check_integrity().await?;
+            output::repaired(&before, rebuilt, &after, json);
+        }
+        Command::Backup => {
+            return Err(CliError::Usage(
+                "`engram backup` copies the local file; a libSQL server keeps its own backups"
+                    .into(),
+            ))
+        }
         Command::Demo => return Err(CliError::Usage("handled before opening a database".into())),
     }
     Ok(())

@@ -1,6 +1,8 @@
 //! Human and JSON output.
 
-use engram::{Memory, Remembered, SearchQuery, SearchResponse};
+use engram::{IntegrityReport, KeywordRebuild, Memory, Remembered, SearchQuery, SearchResponse};
+
+use crate::backup::Backup;
 use serde_json::json;
 
 use crate::CliError;
@@ -154,6 +156,109 @@ pub fn forgotten(id: &str, json: bool) {
         say!("{}", json!({ "forgotten": id }));
     } else {
         say!("forgot {id}");
+    }
+}
+
+fn backup_json(backup: &Backup) -> serde_json::Value {
+    json!({
+        "path": backup.path.display().to_string(),
+        "takenAtMs": backup.taken_at_ms,
+        "memories": backup.memories,
+    })
+}
+
+/// Prints what `engram doctor` found.
+pub fn integrity(report: &IntegrityReport, backups: &[Backup], json: bool) {
+    if json {
+        let backups: Vec<_> = backups.iter().map(backup_json).collect();
+        say!("{}", json!({ "integrity": report, "backups": backups }));
+        return;
+    }
+    say!(
+        "memories: {} ({} live), keyword index rows: {}",
+        report.memories,
+        report.live_memories,
+        report.keyword_rows
+    );
+    if report.is_whole() {
+        say!("the database is whole");
+    }
+    for problem in &report.problems {
+        say!("problem: {problem}");
+    }
+    if !report.is_whole() {
+        let fix = if report.keyword_index_only {
+            "`engram repair` rebuilds the keyword index from the memories"
+        } else {
+            "`engram repair --restore` brings the newest backup back"
+        };
+        say!("fix: {fix}");
+    }
+    match backups.first() {
+        Some(newest) => say!(
+            "backups: {} (newest {} with {} memories)",
+            backups.len(),
+            newest.path.display(),
+            newest.memories
+        ),
+        None => say!("backups: none yet"),
+    }
+}
+
+/// Prints what `engram repair` rebuilt.
+pub fn repaired(
+    before: &IntegrityReport,
+    rebuilt: KeywordRebuild,
+    after: &IntegrityReport,
+    json: bool,
+) {
+    if json {
+        say!(
+            "{}",
+            json!({ "before": before, "rebuilt": rebuilt, "after": after })
+        );
+        return;
+    }
+    say!(
+        "rebuilt the keyword index: {} live memories indexed",
+        rebuilt.indexed
+    );
+    if after.is_whole() {
+        say!("the database is whole");
+    }
+    for problem in &after.problems {
+        say!("still wrong: {problem}");
+    }
+}
+
+/// Prints the backup `engram repair --restore` put back.
+pub fn restored(db: &std::path::Path, backup: &Backup, json: bool) {
+    if json {
+        say!(
+            "{}",
+            json!({ "restored": backup_json(backup), "db": db.display().to_string() })
+        );
+    } else {
+        say!(
+            "restored {} from {} ({} memories); the replaced file is kept beside it as {}.damaged-*",
+            db.display(),
+            backup.path.display(),
+            backup.memories,
+            db.display()
+        );
+    }
+}
+
+/// Prints the backup `engram backup` made.
+pub fn backed_up(backup: &Backup, json: bool) {
+    if json {
+        say!("{}", backup_json(backup));
+    } else {
+        say!(
+            "backed up {} memories to {}",
+            backup.memories,
+            backup.path.display()
+        );
     }
 }
 

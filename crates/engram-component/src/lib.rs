@@ -154,8 +154,18 @@ fn open_engram(
     let options = EngramOptions::from_json(options_json).map_err(|e| convert(&e.into()))?;
     let http = SharedTransport::new(http::WasiHttpTransport);
     let db = match options.database() {
-        DatabaseTarget::Remote { url, auth_token } => {
-            HranaClient::new(http.clone(), &url, auth_token)
+        DatabaseTarget::Remote {
+            url,
+            auth_token,
+            max_request_bytes,
+        } => {
+            let client = HranaClient::new(http.clone(), &url, auth_token);
+            match max_request_bytes {
+                Some(bytes) => {
+                    client.with_max_request_bytes(usize::try_from(bytes).unwrap_or(usize::MAX))
+                }
+                None => client,
+            }
         }
         DatabaseTarget::Local { .. } => {
             return Err(convert(&EngramError::invalid(

@@ -31,6 +31,70 @@ pub const SELECT_APPLIED: &str = "SELECT version FROM schema_migrations ORDER BY
 pub const RECORD_APPLIED: &str =
     "INSERT OR IGNORE INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)";
 
+/// Lists what a database holds before anything is written to it: `type`, `name`, `sql`.
+pub const SELECT_OBJECTS: &str = "SELECT type, name, coalesce(sql, '') FROM sqlite_master \
+WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+
+/// What a database is, judged from its objects before engram writes anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Existing {
+    /// Nothing in it yet: a new database.
+    Fresh,
+    /// engram's: its migration ledger is there.
+    Engram,
+    /// Something else's (the reason says why); opening must not touch it.
+    Foreign(String),
+}
+
+/// Judges a database from its objects (`type`, `name`, `sql`, as [`SELECT_OBJECTS`] reads
+/// them). A database with tables but not engram's ledger belongs to another application:
+/// migrating it would change a file that is not ours.
+pub fn classify(objects: &[(String, String, String)]) -> Existing {
+    if objects.is_empty() {
+        return Existing::Fresh;
+    }
+    let ledger = objects
+        .iter()
+        .find(|(kind, name, _)| kind == "table" && name == "schema_migrations");
+    match ledger {
+        Some((_, _, sql))
+            if ["version", "name", "applied_at"]
+                .iter()
+                .all(|c| sql.contains(c)) =>
+        {
+            Existing::Engram
+        }
+        Some(_) => Existing::Foreign(
+            "its schema_migrations table is another application's, not engram's".into(),
+        ),
+        None => {
+            let tables: Vec<&str> = objects
+                .iter()
+                .filter(|(kind, _, _)| kind == "table")
+                .map(|(_, name, _)| name.as_str())
+                .take(5)
+                .collect();
+            Existing::Foreign(format!(
+                "it has tables ({}) but no engram schema ledger",
+                tables.join(", ")
+            ))
+        }
+    }
+}
+
+/// The keyword table: each live memory's content, tags and files under the porter stemmer.
+pub const CREATE_KEYWORD_TABLE: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+  memory_id UNINDEXED,
+  content,
+  tags,
+  related_files,
+  tokenize = 'porter unicode61'
+)";
+
+/// The keyword table's vocabulary (terms with their document counts).
+pub const CREATE_KEYWORD_VOCABULARY: &str =
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab(memories_fts, 'row')";
+
 /// The latest schema version this build knows.
 pub fn latest_version() -> u32 {
     MIGRATIONS.last().map(|m| m.version).unwrap_or(0)
@@ -90,13 +154,7 @@ pub const MIGRATIONS: &[Migration] = &[
   dims       INTEGER NOT NULL,
   created_at TEXT NOT NULL
 )",
-        "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-  memory_id UNINDEXED,
-  content,
-  tags,
-  related_files,
-  tokenize = 'porter unicode61'
-)",
+        CREATE_KEYWORD_TABLE,
         "CREATE TABLE IF NOT EXISTS embedding_cache (
   key        TEXT PRIMARY KEY,
   embedding  BLOB NOT NULL,
@@ -529,7 +587,7 @@ pub const NODE_SHORT_NAME: &str = "replace(label, rtrim(label, replace(label, '.
 /// stemmed term) lets a search leave out terms too common to rank anything.
 const RETRIEVAL_INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS idx_co_access_b ON observer_co_access_edges(file_b, project_id)",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab(memories_fts, 'row')",
+    CREATE_KEYWORD_VOCABULARY,
 ];
 
 /// Version 3: what the graph path of retrieval looks up. `memory_files` lists each memory's

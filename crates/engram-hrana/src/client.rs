@@ -27,6 +27,8 @@ pub struct HranaClient<T> {
     auth_token: Option<String>,
     /// 0 until the first answer tells us which pipeline version the server speaks.
     version: AtomicU8,
+    /// Transactions larger than this go in pieces on one stream.
+    max_request_bytes: usize,
 }
 
 impl<T: std::fmt::Debug> std::fmt::Debug for HranaClient<T> {
@@ -48,7 +50,16 @@ impl<T: HttpTransport> HranaClient<T> {
             base_url: normalize_url(url),
             auth_token: auth_token.filter(|t| !t.is_empty()),
             version: AtomicU8::new(VERSION_UNKNOWN),
+            max_request_bytes: crate::pieces::DEFAULT_MAX_REQUEST_BYTES,
         }
+    }
+
+    /// Sends transactions larger than `bytes` as several requests on one stream (still one
+    /// transaction); for servers that accept smaller bodies than the default
+    /// [`DEFAULT_MAX_REQUEST_BYTES`](crate::DEFAULT_MAX_REQUEST_BYTES).
+    pub fn with_max_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_request_bytes = bytes.max(1024);
+        self
     }
 
     /// The transport requests go through.
@@ -163,6 +174,12 @@ impl<T: HttpTransport> Database for HranaClient<T> {
     }
 
     async fn transaction(&self, statements: &[Statement]) -> Result<Vec<Rows>, StoreError> {
+        let size: usize = statements.iter().map(crate::pieces::encoded_len).sum();
+        if size > self.max_request_bytes {
+            return self
+                .transaction_in_pieces(statements, self.max_request_bytes)
+                .await;
+        }
         let n = statements.len() as u32;
         // Steps: 0 = BEGIN, 1..=n the statements, n+1 = COMMIT, n+2 = ROLLBACK.
         let mut steps = Vec::with_capacity(statements.len() + 3);

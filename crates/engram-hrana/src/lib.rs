@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 mod client;
+mod pieces;
 pub mod proto;
 mod stream;
 
@@ -19,4 +20,5 @@ pub use client::HranaClient;
 #[cfg(feature = "reqwest")]
 pub use engram_http::ReqwestTransport;
 pub use engram_http::{HttpResponse, HttpTransport};
+pub use pieces::DEFAULT_MAX_REQUEST_BYTES;
 pub use stream::HranaStream;

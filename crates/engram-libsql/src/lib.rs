@@ -60,9 +60,22 @@ impl Connection {
 }
 
 fn sql_error(e: libsql::Error) -> SqlError {
+    // The primary result code decides what a caller can do: wait (busy, locked), repair
+    // (corrupt, not a database) or fix the statement (everything else).
+    let code = match &e {
+        libsql::Error::SqliteFailure(code, _) => match code & 0xff {
+            5 => "SQLITE_BUSY",
+            6 => "SQLITE_LOCKED",
+            11 => "SQLITE_CORRUPT",
+            19 => "SQLITE_CONSTRAINT",
+            26 => "SQLITE_NOTADB",
+            _ => "SQLITE_ERROR",
+        },
+        _ => "SQLITE_ERROR",
+    };
     SqlError {
         message: e.to_string(),
-        code: Some("SQLITE_ERROR".into()),
+        code: Some(code.into()),
     }
 }
 

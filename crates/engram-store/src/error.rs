@@ -11,6 +11,22 @@ pub struct SqlError {
 }
 
 impl SqlError {
+    /// Whether another writer held the database past the wait (`SQLITE_BUSY`, a locked
+    /// table): the same statement may succeed later.
+    pub fn is_busy(&self) -> bool {
+        matches!(self.code.as_deref(), Some("SQLITE_BUSY" | "SQLITE_LOCKED"))
+            || self.message.contains("database is locked")
+    }
+
+    /// Whether the database file is damaged or is not a database at all.
+    pub fn is_corrupt(&self) -> bool {
+        matches!(
+            self.code.as_deref(),
+            Some("SQLITE_CORRUPT" | "SQLITE_NOTADB")
+        ) || self.message.contains("malformed")
+            || self.message.contains("file is not a database")
+    }
+
     /// An error with a message and no code.
     pub fn new(message: impl Into<String>) -> Self {
         SqlError {
@@ -52,6 +68,9 @@ pub enum StoreError {
     /// A row did not have the shape the caller expected.
     #[error("unexpected row shape: {0}")]
     Decode(String),
+    /// The database is damaged, or is not an engram database; nothing was changed.
+    #[error("{0}")]
+    Integrity(String),
 }
 
 impl StoreError {
@@ -60,6 +79,16 @@ impl StoreError {
         match self {
             StoreError::Transport(_) => true,
             StoreError::Http { status, .. } => *status >= 500 || *status == 429,
+            StoreError::Sql(e) => e.is_busy(),
+            _ => false,
+        }
+    }
+
+    /// Whether the database is damaged (or not an engram database): repair, not retry.
+    pub fn is_integrity(&self) -> bool {
+        match self {
+            StoreError::Integrity(_) => true,
+            StoreError::Sql(e) => e.is_corrupt(),
             _ => false,
         }
     }

@@ -1,6 +1,8 @@
 //! Applies the schema migrations of [`engram_core::schema`].
 
-use engram_core::schema::{self, CREATE_LEDGER, MIGRATIONS, RECORD_APPLIED, SELECT_APPLIED};
+use engram_core::schema::{
+    self, Existing, CREATE_LEDGER, MIGRATIONS, RECORD_APPLIED, SELECT_APPLIED, SELECT_OBJECTS,
+};
 
 use crate::{Database, Statement, StoreError, Value};
 
@@ -10,18 +12,47 @@ use crate::{Database, Statement, StoreError, Value};
 /// Already-applied versions are skipped, and every statement is idempotent, so concurrent
 /// openers converge. `now` is the RFC 3339 time recorded in the ledger.
 pub async fn migrate<D: Database>(db: &D, now: &str) -> Result<Vec<u32>, StoreError> {
+    // What the database is, read before anything is written: one round trip that also
+    // reads the ledger of a database that has one.
     let mut results = db
         .pipeline(&[
-            Statement::new(CREATE_LEDGER),
+            Statement::new(SELECT_OBJECTS),
             Statement::new(SELECT_APPLIED),
         ])
         .await?
         .into_iter();
-    results.next().transpose()?;
-    let applied = results
+    let objects = results
         .next()
         .transpose()?
-        .ok_or_else(|| StoreError::Protocol("missing result for the ledger query".into()))?;
+        .ok_or_else(|| StoreError::Protocol("missing result for the schema query".into()))?;
+    let objects: Vec<(String, String, String)> = objects
+        .rows
+        .iter()
+        .map(|row| match row.as_slice() {
+            [Value::Text(kind), Value::Text(name), Value::Text(sql)] => {
+                Ok((kind.clone(), name.clone(), sql.clone()))
+            }
+            _ => Err(StoreError::Decode("a schema row is not three texts".into())),
+        })
+        .collect::<Result<_, _>>()?;
+    let applied = match schema::classify(&objects) {
+        Existing::Foreign(reason) => {
+            return Err(StoreError::Integrity(format!(
+                "not an engram database: {reason}; nothing was changed"
+            )))
+        }
+        Existing::Fresh => {
+            db.pipeline(&[Statement::new(CREATE_LEDGER)])
+                .await?
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()?;
+            crate::Rows::default()
+        }
+        Existing::Engram => results
+            .next()
+            .transpose()?
+            .ok_or_else(|| StoreError::Protocol("missing result for the ledger query".into()))?,
+    };
     let applied: Vec<i64> = applied
         .rows
         .iter()

@@ -23,12 +23,19 @@ impl AnyDatabase {
             return Err(to_js_error(&EngramError::invalid(field, problem)));
         }
         match target {
-            DatabaseTarget::Remote { url, auth_token } => match http {
-                Some(http) => Ok(AnyDatabase::Remote(HranaClient::new(
-                    http,
-                    url,
-                    auth_token.clone(),
-                ))),
+            DatabaseTarget::Remote {
+                url,
+                auth_token,
+                max_request_bytes,
+            } => match http {
+                Some(http) => {
+                    let client = HranaClient::new(http, url, auth_token.clone());
+                    Ok(AnyDatabase::Remote(match max_request_bytes {
+                        Some(bytes) => client
+                            .with_max_request_bytes(usize::try_from(*bytes).unwrap_or(usize::MAX)),
+                        None => client,
+                    }))
+                }
                 None => Err(to_js_error(&EngramError::invalid(
                     "fetch",
                     "no global fetch in this environment; pass options.fetch",

@@ -2,7 +2,7 @@
 //! return promises. Inputs are plain objects validated by the Rust core (errors name the
 //! field); outputs are plain objects. Errors are `Error`s with the core's `code`
 //! (`invalid_input`, `not_found`, `unauthorized`, `forbidden`, `unavailable`, `sql_error`,
-//! `storage_error`, `embedder_unavailable`, `model_error`, `internal`), the HTTP `status`
+//! `storage_error`, `corrupt`, `embedder_unavailable`, `model_error`, `internal`), the HTTP `status`
 //! that code maps to, and `violations`.
 //!
 //! Nothing here panics on bad input: every value from JavaScript goes through fallible

@@ -250,7 +250,9 @@ export interface EngineOptions {
   fetch?: typeof fetch;
 }
 export type CreateMemoryOptions =
-  | ({ url: string; authToken?: string } & EngineOptions)
+  | ({ url: string; authToken?: string;
+      /** Largest request body (default 1 MiB); larger transactions go in pieces, still one transaction. */
+      maxRequestBytes?: number } & EngineOptions)
   | ({ local: true } & EngineOptions);
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
@@ -312,7 +314,7 @@ export interface PlannerContext {
   calibrations: Calibration[]; modules: string[]; warnings: string[];
 }
 /** The codes every engram host reports (docs/errors.md). */
-export type ErrorCode = "invalid_input" | "not_found" | "unauthorized" | "forbidden" | "unavailable" | "sql_error" | "storage_error" | "embedder_unavailable" | "model_error" | "internal";
+export type ErrorCode = "invalid_input" | "not_found" | "unauthorized" | "forbidden" | "unavailable" | "sql_error" | "storage_error" | "corrupt" | "embedder_unavailable" | "model_error" | "internal";
 export interface EngramError extends Error {
   code: ErrorCode;
   /** The HTTP status a server answers this code with (`httpStatus(code)`). */

@@ -25,6 +25,9 @@ pub enum ErrorCode {
     SqlError,
     /// The database answered something engram cannot use, or failed otherwise.
     StorageError,
+    /// The database is damaged or is not an engram database; nothing was changed.
+    /// `engram doctor` says what is wrong, `engram repair` rebuilds or restores.
+    Corrupt,
     /// The embedder failed or its circuit is open; memories are still stored
     /// keyword-searchable and embedded once it recovers.
     EmbedderUnavailable,
@@ -36,7 +39,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 11] = [
         ErrorCode::InvalidInput,
         ErrorCode::NotFound,
         ErrorCode::Unauthorized,
@@ -44,6 +47,7 @@ impl ErrorCode {
         ErrorCode::Unavailable,
         ErrorCode::SqlError,
         ErrorCode::StorageError,
+        ErrorCode::Corrupt,
         ErrorCode::EmbedderUnavailable,
         ErrorCode::ModelError,
         ErrorCode::Internal,
@@ -59,6 +63,7 @@ impl ErrorCode {
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::SqlError => "sql_error",
             ErrorCode::StorageError => "storage_error",
+            ErrorCode::Corrupt => "corrupt",
             ErrorCode::EmbedderUnavailable => "embedder_unavailable",
             ErrorCode::ModelError => "model_error",
             ErrorCode::Internal => "internal",
@@ -75,6 +80,7 @@ impl ErrorCode {
             ErrorCode::Unavailable | ErrorCode::EmbedderUnavailable => 503,
             ErrorCode::SqlError
             | ErrorCode::StorageError
+            | ErrorCode::Corrupt
             | ErrorCode::ModelError
             | ErrorCode::Internal => 500,
         }
@@ -145,6 +151,7 @@ impl EngramError {
         match self {
             EngramError::Invalid(_) => ErrorCode::InvalidInput,
             EngramError::Store(StoreError::Unauthorized { .. }) => ErrorCode::Unauthorized,
+            EngramError::Store(e) if e.is_integrity() => ErrorCode::Corrupt,
             EngramError::Store(e) if e.is_transient() => ErrorCode::Unavailable,
             EngramError::Store(StoreError::Sql(_)) => ErrorCode::SqlError,
             EngramError::Store(_) => ErrorCode::StorageError,

@@ -29,6 +29,7 @@ mod embed;
 mod embedding;
 mod engram;
 mod error;
+mod integrity;
 mod observe;
 mod options;
 mod retrieve;
@@ -53,6 +54,7 @@ pub use crate::code::{
 };
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::{EngramError, ErrorCode};
+pub use crate::integrity::{IntegrityReport, KeywordRebuild};
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::options::{
     DatabaseTarget, EmbedderKind, EmbedderOptions, EngramOptions, RerankerOptions, DEFAULT_PROJECT,

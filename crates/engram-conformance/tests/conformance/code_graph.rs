@@ -211,3 +211,89 @@ WHERE project_id = ?1 ORDER BY file_a, file_b",
         })
         .collect()
 }
+
+/// pytest's sources indexed to the test server over HTTP: the whole graph is larger than
+/// the server accepts in one request (sent whole, it is refused), so it goes
+/// in pieces on one stream, still one transaction, and reads back as the embedded file's.
+#[tokio::test]
+async fn a_real_repository_indexes_to_a_server_in_pieces() {
+    let files = read_tree(&corpus("python/pytest-8.3.4/src"));
+    let all = IndexOptions {
+        complete: true,
+        ..IndexOptions::default()
+    };
+    let server = TestServer::start(ServerConfig::default()).expect("test server starts");
+    let whole = HranaClient::new(engram_hrana::ReqwestTransport::new(), &server.url(), None)
+        .with_max_request_bytes(usize::MAX);
+    let refused = open(&whole, "pytest-whole")
+        .await
+        .index_files(&files, &all)
+        .await;
+    // The server refuses the body (HTTP 413, or a reset before the body is read).
+    let error = refused.expect_err("a single request is refused");
+    let text = error.to_string();
+    assert!(
+        text.contains("413") || text.contains("could not reach"),
+        "{text}"
+    );
+
+    let db = HranaClient::new(CountingTransport::default(), &server.url(), None);
+    let engram = open(&db, "pytest-pieces").await;
+    let before = db.transport().requests.get();
+    let report = engram.index_files(&files, &all).await.unwrap();
+    assert!(report.files > 60, "{report:?}");
+    assert!(db.transport().requests.get() - before > 3, "not split");
+    let impact = engram
+        .analyze_impact("_pytest/main.py#function:wrap_session", 1)
+        .await
+        .unwrap();
+    assert!(impact.impacted.len() >= 4, "{impact:?}");
+
+    let path = temp_db("code-pytest-pieces");
+    let file = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    let local = open(&file, "pytest-pieces").await;
+    local.index_files(&files, &all).await.unwrap();
+    let (x, y) = (
+        engram.code_index_status().await.unwrap(),
+        local.code_index_status().await.unwrap(),
+    );
+    assert_eq!(
+        (x.files, x.nodes, x.edges, x.closure_rows),
+        (y.files, y.nodes, y.edges, y.closure_rows)
+    );
+}
+
+/// A statement that fails in a later piece rolls back the pieces before it.
+#[tokio::test]
+async fn a_transaction_in_pieces_is_all_or_nothing() {
+    let server = TestServer::start(ServerConfig::default()).expect("test server starts");
+    let db = HranaClient::new(engram_hrana::ReqwestTransport::new(), &server.url(), None)
+        .with_max_request_bytes(4096);
+    db.transaction(&[Statement::new(
+        "CREATE TABLE pieces (n INTEGER PRIMARY KEY, pad TEXT)",
+    )])
+    .await
+    .unwrap();
+    let insert = |n: i64| {
+        Statement::with_params(
+            "INSERT INTO pieces (n, pad) VALUES (?1, ?2)",
+            vec![n.into(), "x".repeat(500).into()],
+        )
+    };
+    let mut statements: Vec<Statement> = (0..40).map(insert).collect();
+    statements.push(insert(7)); // a duplicate key, in the last piece
+    assert!(db.transaction(&statements).await.is_err());
+    assert_eq!(count_pieces(&db).await, engram_store::Value::from(0i64));
+    statements.pop();
+    let rows = db.transaction(&statements).await.unwrap();
+    assert_eq!(rows.len(), 40);
+    assert_eq!(count_pieces(&db).await, engram_store::Value::from(40i64));
+}
+
+async fn count_pieces<D: Database>(db: &D) -> engram_store::Value {
+    let rows = db
+        .transaction(&[Statement::new("SELECT count(*) FROM pieces")])
+        .await
+        .unwrap();
+    rows[0].rows[0][0].clone()
+}

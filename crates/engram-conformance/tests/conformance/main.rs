@@ -15,6 +15,7 @@ mod capabilities;
 mod code_graph;
 mod embedded;
 mod http;
+mod integrity;
 mod keyword_scope;
 mod narrowed_search;
 mod observer;

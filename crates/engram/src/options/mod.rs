@@ -25,6 +25,10 @@ pub struct EngramOptions {
     /// The server's bearer token; never serialized back out.
     #[serde(default, skip_serializing)]
     pub auth_token: Option<String>,
+    /// The largest request body to send the server (default 1 MiB); a larger transaction
+    /// (a repository's code graph) goes in pieces on one stream, still one transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_request_bytes: Option<u64>,
     /// An embedded database instead of a server.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub local: bool,
@@ -64,6 +68,7 @@ impl std::fmt::Debug for EngramOptions {
         f.debug_struct("EngramOptions")
             .field("url", &self.url)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "…"))
+            .field("max_request_bytes", &self.max_request_bytes)
             .field("local", &self.local)
             .field("path", &self.path)
             .field("project_id", &self.project_id)
@@ -192,6 +197,8 @@ pub enum DatabaseTarget {
         url: String,
         /// Its bearer token.
         auth_token: Option<String>,
+        /// The largest request body to send it, when the options set one.
+        max_request_bytes: Option<u64>,
     },
     /// An embedded database: a file where `path` is given, else in memory.
     Local {
@@ -231,6 +238,7 @@ impl EngramOptions {
             Some(url) if !self.local => DatabaseTarget::Remote {
                 url: url.clone(),
                 auth_token: self.auth_token.clone(),
+                max_request_bytes: self.max_request_bytes,
             },
             _ => DatabaseTarget::Local {
                 path: self.path.clone(),
@@ -257,6 +265,11 @@ impl EngramOptions {
         }
         if self.path.is_some() && !self.local {
             fail("path", "needs local: true");
+        }
+        match self.max_request_bytes {
+            Some(_) if self.url.is_none() => fail("maxRequestBytes", "needs url"),
+            Some(bytes) if bytes < 4096 => fail("maxRequestBytes", "must be at least 4096"),
+            _ => {}
         }
         if let Some(project) = &self.project_id {
             if project.trim().is_empty() {

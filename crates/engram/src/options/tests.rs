@@ -24,7 +24,8 @@ fn the_database_target_follows_the_options() {
         remote.database(),
         DatabaseTarget::Remote {
             url: "https://db".into(),
-            auth_token: Some("t".into())
+            auth_token: Some("t".into()),
+            max_request_bytes: None,
         }
     );
     let local = EngramOptions::from_json(r#"{"local": true}"#).unwrap();
