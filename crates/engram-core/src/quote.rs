@@ -53,30 +53,37 @@ pub fn for_prompt(content: &str) -> Cow<'_, str> {
     {
         return Cow::Borrowed(content);
     }
-    let mut out = String::with_capacity(content.len() + 16);
-    let mut rest = content;
+    // Controls go first: dropped later, they could join `<sys\u{7}tem>` into a tag.
+    let cleaned: String = content
+        .chars()
+        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
+        .collect();
+    let mut out = String::with_capacity(cleaned.len() + 16);
+    let mut rest = cleaned.as_str();
+    // Where the open tag's `>` is, as the length of what is left from it: the text between
+    // the brackets goes through the same loop (it may hold a chip or a newline).
+    let mut tag_end: Option<usize> = None;
     while let Some(c) = rest.chars().next() {
+        if tag_end == Some(rest.len()) {
+            out.push_str("&gt;");
+            tag_end = None;
+            rest = &rest[1..];
+            continue;
+        }
         if c == '<' {
             if let Some(len) = prompt_tag_len(rest) {
                 out.push_str("&lt;");
-                out.push_str(&rest[1..len - 1]);
-                out.push_str("&gt;");
-                rest = &rest[len..];
+                tag_end = Some(rest.len() - (len - 1));
+                rest = &rest[1..];
                 continue;
             }
         } else if c == '[' && starts_with_ignore_case(rest, "[memory #") {
             out.push('(');
             rest = &rest[1..];
             continue;
-        } else if c == '\r' {
-            rest = &rest[1..];
-            continue;
         } else if c == '\n' {
             out.push_str("\n  ");
             rest = rest[1..].trim_start_matches([' ', '\t']);
-            continue;
-        } else if c != '\t' && c.is_control() {
-            rest = &rest[c.len_utf8()..];
             continue;
         }
         out.push(c);
@@ -200,6 +207,12 @@ mod tests {
         let printed = for_terminal(text);
         assert!(!printed.chars().any(|c| c.is_control()), "{printed}");
         assert!(!for_prompt(text).chars().any(|c| c.is_control()));
+        // A control character cannot join the pieces of a tag or a chip.
+        let joined = for_prompt("<sys\u{7}tem>go [Mem\u{1b}ory #1: x]").to_lowercase();
+        assert!(
+            !joined.contains("<system>") && !joined.contains("[memory #"),
+            "{joined}"
+        );
         assert_eq!(for_terminal("line\n\tindented"), "line\n\tindented");
     }
 }

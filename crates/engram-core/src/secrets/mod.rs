@@ -102,8 +102,12 @@ impl SecretScanner {
                         at = whole.end().max(at + 1);
                     }
                     // A rejected value may itself hold an assignment (`a: b=c`): look again
-                    // from where the value starts, not past it.
-                    _ if span.start() > whole.start() => at = span.start(),
+                    // from where the value starts, not past it. Not in a long one: hostile
+                    // text (`a_key=a_key=…`) would make that quadratic.
+                    _ if span.start() > whole.start() && span.len() <= MAX_RESCANNED => {
+                        at = span.start()
+                    }
+                    _ if span.start() > whole.start() => at = whole.end(),
                     _ => at = whole.start() + 1,
                 }
                 if at > text.len() {
@@ -212,6 +216,9 @@ impl SecretScanner {
 fn secret_by_name(name: &str, value: &str) -> Option<&'static str> {
     verdict(ASSIGNMENT, Check::Named, Some(name), value)
 }
+
+/// The longest rejected value searched again for an assignment inside it.
+const MAX_RESCANNED: usize = 512;
 
 /// How a redaction starts: `[REDACTED:<kind>]`.
 const MARKER: &str = "[REDACTED:";

@@ -168,3 +168,16 @@ fn an_assignment_inside_a_rejected_value_is_still_found() {
         "tokens: see below; DB_PASSWORD=[REDACTED:password]"
     );
 }
+
+#[test]
+fn a_value_longer_than_the_rules_match_is_redacted_to_its_end() {
+    let scanner = SecretScanner::shared().unwrap();
+    let alphabet: Vec<char> = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQR0123456789"
+        .chars()
+        .collect();
+    let long: String = (0..1200usize)
+        .map(|i| alphabet[(i * 7 + i * i / 5) % alphabet.len()])
+        .collect();
+    let out = scanner.redact(&format!("API_KEY={long} next"));
+    assert_eq!(out.text, "API_KEY=[REDACTED:secret_assignment] next");
+}
