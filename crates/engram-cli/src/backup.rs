@@ -72,6 +72,7 @@ pub fn guard_file(path: &Path) -> Result<(), CliError> {
     }
 }
 
+/// The refusal of a file that holds `rows` memories when `newest` holds more.
 fn lost_data(path: &Path, rows: u64, newest: &Backup) -> CliError {
     CliError::Engram(EngramError::Store(StoreError::Integrity(format!(
         "{} holds {rows} memories but its backup {} holds {}: the file lost data. \
@@ -92,17 +93,7 @@ pub async fn guard<D: Database>(db: &D, path: &Path) -> Result<(), CliError> {
     };
     let rows = memory_rows(db).await?;
     if rows < newest.memories {
-        return Err(CliError::Engram(EngramError::Store(StoreError::Integrity(
-            format!(
-                "{} holds {rows} memories but its backup {} holds {}: the file lost data. \
-             Nothing was written. Run `engram repair --restore` to bring the backup back \
-             (the current file is kept beside it), or move {} away to start over.",
-                path.display(),
-                newest.path.display(),
-                newest.memories,
-                folder(path).display(),
-            ),
-        ))));
+        return Err(lost_data(path, rows, &newest));
     }
     Ok(())
 }
