@@ -287,7 +287,11 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
 /// Asserts that two projects hold the same graph: the same counts of files, nodes, edges and
 /// closure rows, and the same impact of each of `targets` (which must impact something
 /// in at least one project).
-pub async fn assert_same_graph<D: Database>(a: &Engram<D>, b: &Engram<D>, targets: &[&str]) {
+pub async fn assert_same_graph<A: Database, B: Database>(
+    a: &Engram<A>,
+    b: &Engram<B>,
+    targets: &[&str],
+) {
     let (x, y) = (
         a.code_index_status().await.unwrap(),
         b.code_index_status().await.unwrap(),

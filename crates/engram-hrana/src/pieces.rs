@@ -6,9 +6,9 @@ use engram_store::{Rows, Statement, StoreError};
 
 use crate::client::unexpected;
 use crate::proto::{
-    Batch, BatchCond, BatchStep, PipelineRequest, Stmt, StreamRequest, StreamResponse, StreamResult,
+    Batch, BatchCond, BatchStep, Stmt, StreamRequest, StreamResponse, StreamResult,
 };
-use crate::{HranaClient, HttpTransport};
+use crate::{HranaClient, HranaStream, HttpTransport};
 
 /// Requests larger than this are split (servers commonly refuse bodies over 2 MiB).
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1 << 20;
@@ -50,17 +50,13 @@ impl<T: HttpTransport> HranaClient<T> {
     ) -> Result<Vec<Rows>, StoreError> {
         let pieces = split(statements, limit);
         let last = pieces.len() - 1;
-        let mut stream = Piecewise {
-            client: self,
-            baton: None,
-            base_url: None,
-        };
+        let mut stream = self.stream();
         let mut rows = Vec::with_capacity(statements.len());
         for (i, piece) in pieces.into_iter().enumerate() {
-            match stream.send(piece, i == 0, i == last).await {
+            match send_piece(&mut stream, piece, i == 0, i == last).await {
                 Ok(mut done) => rows.append(&mut done),
                 Err(e) => {
-                    stream.abandon().await;
+                    abandon(&mut stream).await;
                     return Err(e);
                 }
             }
@@ -69,114 +65,86 @@ impl<T: HttpTransport> HranaClient<T> {
     }
 }
 
-/// The stream a piecewise transaction runs on.
-struct Piecewise<'c, T> {
-    client: &'c HranaClient<T>,
-    baton: Option<String>,
-    base_url: Option<String>,
-}
-
-impl<T: HttpTransport> Piecewise<'_, T> {
-    /// One piece: its statements, each run only if the one before succeeded, after `BEGIN`
-    /// when `first`, before `COMMIT` and the stream's close when `last`.
-    async fn send(
-        &mut self,
-        piece: &[Statement],
-        first: bool,
-        last: bool,
-    ) -> Result<Vec<Rows>, StoreError> {
-        let mut steps = Vec::with_capacity(piece.len() + 2);
-        let push = |stmt: Stmt, steps: &mut Vec<BatchStep>| {
-            let condition = steps
-                .len()
-                .checked_sub(1)
-                .map(|step| BatchCond::Ok { step: step as u32 });
-            steps.push(BatchStep { stmt, condition });
-        };
-        if first {
-            push(
-                Stmt::from_statement(&Statement::new("BEGIN"), false),
-                &mut steps,
-            );
-        }
-        for statement in piece {
-            push(Stmt::from_statement(statement, true), &mut steps);
-        }
-        if last {
-            push(
-                Stmt::from_statement(&Statement::new("COMMIT"), false),
-                &mut steps,
-            );
-        }
-        let mut requests = vec![StreamRequest::Batch {
-            batch: Batch { steps },
-        }];
-        if last {
-            requests.push(StreamRequest::Close);
-        }
-        let response = self
-            .client
-            .send(
-                self.base_url.as_deref(),
-                &PipelineRequest {
-                    baton: self.baton.clone(),
-                    requests,
-                },
-            )
-            .await?;
-        self.baton = response.baton;
-        if response.base_url.is_some() {
-            self.base_url = response.base_url;
-        }
-        let batch = match response.results.into_iter().next() {
-            Some(StreamResult::Ok {
-                response: StreamResponse::Batch { result },
-            }) => result,
-            Some(StreamResult::Error { error }) => return Err(StoreError::Sql(error.into())),
-            Some(other) => return Err(unexpected(&other)),
-            None => return Err(StoreError::Protocol("empty results".into())),
-        };
-        if let Some(error) = batch.step_errors.into_iter().flatten().next() {
-            return Err(StoreError::Sql(error.into()));
-        }
-        let mut results = batch.step_results.into_iter();
-        if first {
-            results.next();
-        }
-        let mut rows = Vec::with_capacity(piece.len());
-        for _ in piece {
-            match results.next().flatten() {
-                Some(result) => rows.push(result.into_rows()?),
-                None => {
-                    return Err(StoreError::Protocol(
-                        "a step of the transaction has neither result nor error".into(),
-                    ))
-                }
+/// One piece: its statements, each run only if the one before succeeded, after `BEGIN`
+/// when `first`, before `COMMIT` and the stream's close when `last`.
+async fn send_piece<T: HttpTransport>(
+    stream: &mut HranaStream<'_, T>,
+    piece: &[Statement],
+    first: bool,
+    last: bool,
+) -> Result<Vec<Rows>, StoreError> {
+    let mut steps = Vec::with_capacity(piece.len() + 2);
+    let push = |stmt: Stmt, steps: &mut Vec<BatchStep>| {
+        let condition = steps
+            .len()
+            .checked_sub(1)
+            .map(|step| BatchCond::Ok { step: step as u32 });
+        steps.push(BatchStep { stmt, condition });
+    };
+    if first {
+        push(
+            Stmt::from_statement(&Statement::new("BEGIN"), false),
+            &mut steps,
+        );
+    }
+    for statement in piece {
+        push(Stmt::from_statement(statement, true), &mut steps);
+    }
+    if last {
+        push(
+            Stmt::from_statement(&Statement::new("COMMIT"), false),
+            &mut steps,
+        );
+    }
+    let mut requests = vec![StreamRequest::Batch {
+        batch: Batch { steps },
+    }];
+    if last {
+        requests.push(StreamRequest::Close);
+    }
+    let results = stream.requests(requests).await?;
+    let batch = match results.into_iter().next() {
+        Some(StreamResult::Ok {
+            response: StreamResponse::Batch { result },
+        }) => result,
+        Some(StreamResult::Error { error }) => return Err(StoreError::Sql(error.into())),
+        Some(other) => return Err(unexpected(&other)),
+        None => return Err(StoreError::Protocol("empty results".into())),
+    };
+    if let Some(error) = batch.step_errors.into_iter().flatten().next() {
+        return Err(StoreError::Sql(error.into()));
+    }
+    let mut results = batch.step_results.into_iter();
+    if first {
+        results.next();
+    }
+    let mut rows = Vec::with_capacity(piece.len());
+    for _ in piece {
+        match results.next().flatten() {
+            Some(result) => rows.push(result.into_rows()?),
+            None => {
+                return Err(StoreError::Protocol(
+                    "a step of the transaction has neither result nor error".into(),
+                ))
             }
         }
-        if last && results.next().flatten().is_none() {
-            return Err(StoreError::Protocol("COMMIT did not run".into()));
-        }
-        Ok(rows)
     }
+    if last && results.next().flatten().is_none() {
+        return Err(StoreError::Protocol("COMMIT did not run".into()));
+    }
+    Ok(rows)
+}
 
-    /// Rolls back and closes after a failure; the server's idle timeout does the same if
-    /// this request is lost too.
-    async fn abandon(&mut self) {
-        if self.baton.is_none() {
-            return;
-        }
-        let request = PipelineRequest {
-            baton: self.baton.take(),
-            requests: vec![
-                StreamRequest::Execute {
-                    stmt: Stmt::from_statement(&Statement::new("ROLLBACK"), false),
-                },
-                StreamRequest::Close,
-            ],
-        };
-        let _ = self.client.send(self.base_url.as_deref(), &request).await;
+/// Rolls back and closes after a failure; the server's idle timeout does the same if this
+/// request is lost too.
+async fn abandon<T: HttpTransport>(stream: &mut HranaStream<'_, T>) {
+    if !stream.is_open() {
+        return;
     }
+    let rollback = StreamRequest::Execute {
+        stmt: Stmt::from_statement(&Statement::new("ROLLBACK"), false),
+    };
+    let _ = stream.requests(vec![rollback, StreamRequest::Close]).await;
 }
 
 #[cfg(test)]

@@ -68,6 +68,19 @@ impl<'c, T: HttpTransport> HranaStream<'c, T> {
     }
 
     async fn round_trip(&mut self, request: StreamRequest) -> Result<StreamResult, StoreError> {
+        self.requests(vec![request])
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| StoreError::Protocol("empty results".into()))
+    }
+
+    /// Sends `requests` in one round trip on this stream; the server's baton (and base URL)
+    /// carries the stream to the next.
+    pub(crate) async fn requests(
+        &mut self,
+        requests: Vec<StreamRequest>,
+    ) -> Result<Vec<StreamResult>, StoreError> {
         if self.closed {
             return Err(StoreError::Protocol("stream already closed".into()));
         }
@@ -77,7 +90,7 @@ impl<'c, T: HttpTransport> HranaStream<'c, T> {
                 self.base_url.as_deref(),
                 &PipelineRequest {
                     baton: self.baton.clone(),
-                    requests: vec![request],
+                    requests,
                 },
             )
             .await?;
@@ -88,10 +101,11 @@ impl<'c, T: HttpTransport> HranaStream<'c, T> {
         if self.baton.is_none() {
             self.closed = true;
         }
-        response
-            .results
-            .into_iter()
-            .next()
-            .ok_or_else(|| StoreError::Protocol("empty results".into()))
+        Ok(response.results)
+    }
+
+    /// Whether the server still holds this stream open.
+    pub(crate) fn is_open(&self) -> bool {
+        !self.closed && self.baton.is_some()
     }
 }

@@ -253,14 +253,7 @@ async fn a_real_repository_indexes_to_a_server_in_pieces() {
     let file = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
     let local = open(&file, "pytest-pieces").await;
     local.index_files(&files, &all).await.unwrap();
-    let (x, y) = (
-        engram.code_index_status().await.unwrap(),
-        local.code_index_status().await.unwrap(),
-    );
-    assert_eq!(
-        (x.files, x.nodes, x.edges, x.closure_rows),
-        (y.files, y.nodes, y.edges, y.closure_rows)
-    );
+    assert_same_graph(&engram, &local, &[]).await;
 }
 
 /// A statement that fails in a later piece rolls back the pieces before it.
