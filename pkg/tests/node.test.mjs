@@ -48,6 +48,40 @@ test("a search is exactly one HTTP request", async () => {
   assert.equal((await server.stats()).pipelineRequests - serverBefore, 1);
 });
 
+test("a write while the server is out of reach is retried, buffered and flushed, never lost", async () => {
+  let reachable = true;
+  const sent = [];
+  const flakyFetch = (url, init) => {
+    sent.push(reachable);
+    return reachable ? fetch(url, init) : Promise.reject(new TypeError("fetch failed"));
+  };
+  const memory = await engram.createMemory({
+    url: server.url, authToken: TOKEN, projectId: `durable-${Date.now()}`, fetch: flakyFetch,
+    retryDelaysMs: [5, 10], writeBuffer: 1,
+  });
+  assert.deepEqual(memory.writeStatus(), { degraded: false, pending: 0, capacity: 1, dropped: 0 });
+  reachable = false;
+  sent.length = 0;
+  const pending = await memory.remember({ type: "gotcha", content: "the staging database restarts nightly at 03:00" });
+  assert.equal(pending.pending, true);
+  assert.equal(sent.length, 3, "one attempt and two retries");
+  const status = memory.writeStatus();
+  assert.equal(status.degraded, true);
+  assert.equal(status.pending, 1);
+  assert.match(status.lastError, /fetch failed/);
+  await assert.rejects(memory.remember({ type: "gotcha", content: "a second write while the buffer is full" }), (e) => e.code === "buffer_full" && e.status === 503);
+  reachable = true;
+  const flushed = await memory.flushWrites();
+  assert.equal(flushed.pending, 0);
+  assert.equal(flushed.degraded, false);
+  assert.equal((await memory.get(pending.id)).content, "the staging database restarts nightly at 03:00");
+  const again = await memory.remember({ type: "gotcha", content: "stored at once", idempotencyKey: "k-1" });
+  assert.equal(again.pending, undefined);
+  const replay = await memory.remember({ type: "gotcha", content: "stored at once", idempotencyKey: "k-1" });
+  assert.equal(replay.replayed, true);
+  assert.equal(replay.id, again.id);
+});
+
 test("a wrong token is refused with a typed error and nothing is written", async () => {
   const projectId = `auth-${Date.now()}`;
   await assert.rejects(engram.createMemory({ url: server.url, authToken: "wrong", projectId }), (e) => e.code === "unauthorized" && !e.message.includes("wrong"));

@@ -70,6 +70,11 @@ def _run_step(engram, step, ids):
             ids[step["as"]] = value["id"]
         if "redacted" in expect:
             assert value["redacted"] == expect["redacted"], f"redacted {value['redacted']}"
+        if "replayOf" in expect:
+            assert value.get("replayed") is True, f"expected a replay, got {value}"
+            assert value["id"] == ids[expect["replayOf"]], f"replayed {value['id']}"
+        else:
+            assert not value.get("replayed"), f"a new write was answered as a replay: {value}"
     elif op == "search":
         value, error = _attempt(lambda: engram.search(step["input"]))
         if "expectError" in step:

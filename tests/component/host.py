@@ -75,6 +75,7 @@ class ComponentHost:
                      "[method]engram.remember", "[method]engram.search",
                      "[method]engram.search-many",
                      "[method]engram.get", "[method]engram.forget", "[method]engram.embed-pending",
+                     "[method]engram.write-status", "[method]engram.flush-writes",
                      "[method]engram.load-resident-vectors",
                      "[method]engram.load-resident-keywords",
                      "[method]engram.index-files", "[method]engram.analyze-impact",
@@ -213,6 +214,12 @@ class ComponentEngram:
 
     def forget(self, memory_id):
         return self.host.call("[method]engram.forget", self.handle, memory_id)
+
+    def write_status(self):
+        return json.loads(self.host.call("[method]engram.write-status", self.handle))
+
+    def flush_writes(self):
+        return json.loads(self.host.call("[method]engram.flush-writes", self.handle))
 
     def index_files(self, files, complete=True, removed=()):
         options = Record()

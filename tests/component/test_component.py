@@ -77,6 +77,34 @@ def test_wrong_token_and_bad_input_are_typed_errors(server, host):
     assert engram.get(stored["id"])["content"] == "components survive bad input"
 
 
+def _start_server(db, listen="127.0.0.1:0"):
+    proc = subprocess.Popen([str(SERVER_BIN), "--auth-token", TOKEN, "--db", str(db), "--listen", listen],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline().strip()
+    assert line.startswith("ENGRAM_TESTSERVER_URL="), line
+    return proc, line.split("=", 1)[1]
+
+
+def test_a_write_while_the_server_is_down_is_buffered_and_flushed(host, tmp_path):
+    db = tmp_path / "durable.db"
+    proc, url = _start_server(db)
+    engram = host.open(url, TOKEN, f"durable-{time.time_ns()}", extra={"retryDelaysMs": [5, 10]})
+    assert engram.write_status() == {"degraded": False, "pending": 0, "capacity": 50, "dropped": 0}
+    proc.terminate()
+    proc.wait(timeout=10)
+    stored = engram.remember({"type": "gotcha", "content": "the component keeps a write while its server restarts"})
+    assert stored["pending"] is True
+    status = engram.write_status()
+    assert status["degraded"] is True and status["pending"] == 1
+    proc, _ = _start_server(db, url.removeprefix("http://"))
+    try:
+        assert engram.flush_writes()["pending"] == 0
+        assert engram.get(stored["id"])["content"] == "the component keeps a write while its server restarts"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def test_the_session_context_prompt_reads_as_one_user_message(server, host):
     [prompt] = host.prompt_definitions()
     assert prompt["name"] == "session_context"

@@ -88,6 +88,11 @@ async function runStep(engram, step, ids) {
       check(!result.error, () => `unexpected error: ${result.error?.message}`);
       if (step.as) ids.set(step.as, result.value.id);
       if (expect.redacted) check(same(result.value.redacted, expect.redacted), () => `redacted ${JSON.stringify(result.value.redacted)}`);
+      if (expect.replayOf) {
+        check(result.value.replayed === true && result.value.id === ids.get(expect.replayOf), () => `expected a replay of ${expect.replayOf}, got ${JSON.stringify(result.value)}`);
+      } else {
+        check(!result.value.replayed, () => `a new write was answered as a replay: ${JSON.stringify(result.value)}`);
+      }
       return;
     }
     case "search": {

@@ -133,6 +133,19 @@ pub struct Target {
         hide_env_values = true
     )]
     pub rerank_api_key: Option<String>,
+    /// The largest request body sent to `--url` (default 1 MiB); larger transactions go in
+    /// pieces on one stream, still one transaction.
+    #[arg(long, global = true, env = "ENGRAM_MAX_REQUEST_BYTES")]
+    pub max_request_bytes: Option<u64>,
+    /// The waits in milliseconds before each retry of a write that failed for a passing
+    /// reason (default 1000,2000,4000,8000; an empty value: one attempt).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_RETRY_DELAYS_MS",
+        value_delimiter = ','
+    )]
+    pub retry_delays_ms: Option<Vec<u32>>,
 }
 
 /// Why the CLI failed.

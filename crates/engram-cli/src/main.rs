@@ -223,7 +223,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     }
     match &cli.target.url {
         Some(url) => {
-            let db = HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
+            let mut db =
+                HranaClient::new(ReqwestTransport::new(), url, cli.target.auth_token.clone());
+            if let Some(bytes) = cli.target.max_request_bytes {
+                db = db.with_max_request_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
+            }
             let engram = open::open(db, &cli.target).await?;
             execute(engram, cli, &[]).await
         }

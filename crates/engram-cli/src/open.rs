@@ -29,6 +29,8 @@ pub fn options(target: &Target) -> Result<EngramOptions, CliError> {
                 model: target.rerank_model.clone(),
                 api_key: target.rerank_api_key.clone(),
             }),
+        max_request_bytes: target.max_request_bytes,
+        retry_delays_ms: target.retry_delays_ms.clone(),
         ..EngramOptions::default()
     };
     options.validate().map_err(|e| flag_error(&e, target))?;
@@ -96,6 +98,8 @@ fn flag_of(field: &str) -> &'static str {
         "authToken" => "--auth-token",
         "local" | "path" => "--db",
         "projectId" => "--project",
+        "maxRequestBytes" => "--max-request-bytes",
+        "retryDelaysMs" => "--retry-delays-ms",
         "embedder.provider" => "--embed-provider",
         "embedder.url" => "--embed-url",
         "embedder.model" => "--embed-model",

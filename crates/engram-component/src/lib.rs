@@ -145,6 +145,18 @@ impl GuestModel for ModelResource {
     }
 }
 
+/// Waits on a `wasi:clocks` timer. Component calls are synchronous, so the wait blocks
+/// and the future is ready when polled.
+struct WasiSleep;
+
+impl ::engram::Sleep for WasiSleep {
+    fn sleep(&self, millis: u64) -> ::engram::SleepFuture<'_> {
+        let nanos = millis.saturating_mul(1_000_000);
+        wasip2::clocks::monotonic_clock::subscribe_duration(nanos).block();
+        Box::pin(std::future::ready(()))
+    }
+}
+
 /// Opens engram as the options JSON says; the database, remote providers and rerank
 /// services are reached through `wasi:http`.
 fn open_engram(
@@ -174,7 +186,10 @@ fn open_engram(
             )))
         }
     };
-    let mut capabilities = Capabilities::new(Host::native()).with_http(http);
+    // The native clock and randomness work under WASI; the wait is a WASI timer (there are
+    // no threads to time it with).
+    let host = Host::new(::engram::SystemClock, ::engram::OsEntropy).with_sleep(WasiSleep);
+    let mut capabilities = Capabilities::new(host).with_http(http);
     if let Some(model) = model {
         capabilities = capabilities.with_model(Box::new(model));
     }
@@ -200,6 +215,15 @@ impl GuestEngram for EngramResource {
     fn embed_pending(&self, batch: u32) -> Result<String, Error> {
         let progress = run(self.inner.embed_pending(batch))?;
         to_json(&progress)
+    }
+
+    fn write_status(&self) -> Result<String, Error> {
+        to_json(&self.inner.write_status())
+    }
+
+    fn flush_writes(&self) -> Result<String, Error> {
+        let status = run(async { Ok(self.inner.flush_writes().await) })?;
+        to_json(&status)
     }
 
     fn load_resident_vectors(&self) -> Result<u64, Error> {

@@ -122,6 +122,15 @@ async fn run_step<D: Database>(
                         let got = serde_json::to_value(&stored.redacted).unwrap_or_default();
                         check(&got == kinds, || format!("redacted {got} expected {kinds}"))?;
                     }
+                    // A write repeating an earlier one's idempotency key answers with its id.
+                    let first = expect["replayOf"].as_str().map(|name| ids.get(name));
+                    check(
+                        first.is_none_or(|id| stored.replayed && id == Some(&stored.id)),
+                        || format!("expected a replay of {first:?}, got {stored:?}"),
+                    )?;
+                    check(first.is_some() || !stored.replayed, || {
+                        format!("a new write was answered as a replay: {stored:?}")
+                    })?;
                     Ok(())
                 }
                 (Ok(stored), Some(_)) => Err(format!("expected an error, stored {}", stored.id)),

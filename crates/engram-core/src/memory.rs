@@ -316,6 +316,11 @@ pub struct NewMemory {
     /// symbol or what it depends on changes, re-indexing flags the memory for review.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_node_id: Option<String>,
+    /// The caller's key for this write, not part of the memory: a second write with the
+    /// same key in the project stores nothing and answers with the first one's id, so a
+    /// caller may retry a write whose outcome it never learned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 fn default_confidence() -> f64 {
@@ -374,6 +379,7 @@ impl NewMemory {
             citation_text,
             chunk,
             target_node_id,
+            idempotency_key,
         } = self;
         let mut fields = vec![content];
         fields.extend(tags.iter_mut());
@@ -387,6 +393,7 @@ impl NewMemory {
                 methodology,
                 citation_text,
                 target_node_id,
+                idempotency_key,
             ]
             .into_iter()
             .filter_map(Option::as_mut),
@@ -437,6 +444,7 @@ impl NewMemory {
             citation_text: None,
             chunk: None,
             target_node_id: None,
+            idempotency_key: None,
         }
     }
 

@@ -304,6 +304,25 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "memories by module",
         statements: MEMORY_MODULES,
     },
+    Migration {
+        version: 13,
+        name: "write receipts",
+        statements: WRITE_RECEIPTS,
+    },
+];
+
+/// Version 13: a receipt per write, in the write's own transaction, so a write retried
+/// after an answer that never arrived is recognised as applied instead of applied twice.
+/// `memory_ids` are the ids the write stored, the answer a replay gives.
+const WRITE_RECEIPTS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS write_receipts (
+  project_id TEXT NOT NULL,
+  key        TEXT NOT NULL,
+  memory_ids TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (project_id, key)
+) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS idx_write_receipts_age ON write_receipts(project_id, created_at)",
 ];
 
 /// Version 12: each memory under each of its modules, as `memory_files` holds it under each

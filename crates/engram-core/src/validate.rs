@@ -209,6 +209,11 @@ impl NewMemory {
             |c, f, v| c.text(f, v, MAX_ID_CHARS),
         );
         check.optional_text("sessionId", self.session_id.as_deref(), MAX_ID_CHARS);
+        check.optional_text(
+            "idempotencyKey",
+            self.idempotency_key.as_deref(),
+            MAX_ID_CHARS,
+        );
         check.optional_text("commitSha", self.commit_sha.as_deref(), MAX_ID_CHARS);
         check.optional_text("methodology", self.methodology.as_deref(), MAX_ID_CHARS);
         check.optional_text(

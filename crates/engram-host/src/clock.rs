@@ -18,12 +18,16 @@ pub trait Entropy {
     fn fill(&self, buf: &mut [u8]);
 }
 
-/// The two capabilities every engram needs: a clock and randomness.
+/// The capabilities every engram needs: a clock and randomness, and a timer where the
+/// host has one.
 pub struct Host {
     /// Wall-clock time.
     pub clock: Box<dyn Clock>,
     /// Random bytes (memory ids).
     pub entropy: Box<dyn Entropy>,
+    /// Waits between the attempts of a write that failed for a passing reason; without it
+    /// the attempts follow each other at once.
+    pub sleep: Option<Box<dyn crate::Sleep>>,
 }
 
 impl Host {
@@ -32,13 +36,20 @@ impl Host {
         Host {
             clock: Box::new(clock),
             entropy: Box::new(entropy),
+            sleep: None,
         }
     }
 
-    /// The operating system's clock and randomness.
+    /// With the host's timer.
+    pub fn with_sleep(mut self, sleep: impl crate::Sleep + 'static) -> Self {
+        self.sleep = Some(Box::new(sleep));
+        self
+    }
+
+    /// The operating system's clock, randomness and a thread timer.
     #[cfg(feature = "native")]
     pub fn native() -> Self {
-        Host::new(SystemClock, OsEntropy)
+        Host::new(SystemClock, OsEntropy).with_sleep(crate::ThreadSleep)
     }
 }
 

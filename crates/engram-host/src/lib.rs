@@ -13,6 +13,7 @@ mod clock;
 mod embed;
 mod generate;
 mod rerank;
+mod sleep;
 
 pub use capabilities::Capabilities;
 pub use clock::{Clock, Entropy, Host};
@@ -21,6 +22,9 @@ pub use clock::{OsEntropy, SystemClock};
 pub use embed::{Embed, EmbedFuture};
 pub use generate::{Generate, GenerateFuture};
 pub use rerank::{Rerank, RerankFuture};
+#[cfg(feature = "native")]
+pub use sleep::ThreadSleep;
+pub use sleep::{Sleep, SleepFuture};
 
 /// The HTTP capability: one JSON POST, implemented by `fetch`, `wasi:http` or reqwest.
 pub use engram_http as http;

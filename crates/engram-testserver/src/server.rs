@@ -58,6 +58,7 @@ struct AppState {
 pub struct TestServer {
     addr: SocketAddr,
     db_path: std::path::PathBuf,
+    config: ServerConfig,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -65,6 +66,39 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server on a free port of 127.0.0.1.
     pub fn start(config: ServerConfig) -> std::io::Result<TestServer> {
+        TestServer::start_on(
+            config,
+            "127.0.0.1:0".parse().map_err(std::io::Error::other)?,
+        )
+    }
+
+    /// Stops the server (requests in flight are answered first) and starts it again on the
+    /// same port and database, as a crashed server comes back.
+    pub fn restart(&mut self) -> std::io::Result<()> {
+        self.stop();
+        let config = ServerConfig {
+            db_path: Some(self.db_path.clone()),
+            ..self.config.clone()
+        };
+        let mut next = TestServer::start_on(config, self.addr)?;
+        self.shutdown = next.shutdown.take();
+        self.thread = next.thread.take();
+        // `next` keeps no thread now; its drop must not delete the shared database.
+        next.db_path = std::path::PathBuf::new();
+        Ok(())
+    }
+
+    /// Stops the server; [`TestServer::restart`] brings it back.
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    fn start_on(config: ServerConfig, bind: SocketAddr) -> std::io::Result<TestServer> {
         // Everything async happens on the server's own thread so callers may be inside
         // any runtime (or none).
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -75,7 +109,7 @@ impl TestServer {
                     .worker_threads(2)
                     .enable_all()
                     .build()?;
-                let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+                let listener = runtime.block_on(tokio::net::TcpListener::bind(bind))?;
                 let addr = listener.local_addr()?;
                 Ok::<_, std::io::Error>((runtime, listener, addr))
             })();
@@ -94,7 +128,7 @@ impl TestServer {
                 db_path: Some(db_path.clone()),
                 ..config
             };
-            let _ = ready_tx.send(Ok((addr, db_path)));
+            let _ = ready_tx.send(Ok((addr, db_path, config.clone())));
             runtime.block_on(async move {
                 let stop = async {
                     let _ = rx.await;
@@ -104,12 +138,13 @@ impl TestServer {
                 }
             });
         });
-        let (addr, db_path) = ready_rx
+        let (addr, db_path, config) = ready_rx
             .recv()
             .map_err(|_| std::io::Error::other("test server thread died"))??;
         Ok(TestServer {
             addr,
             db_path,
+            config,
             shutdown: Some(tx),
             thread: Some(thread),
         })
@@ -128,13 +163,10 @@ impl TestServer {
 
 impl Drop for TestServer {
     fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
+        self.stop();
+        if !self.db_path.as_os_str().is_empty() {
+            remove_db_files(&self.db_path);
         }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-        remove_db_files(&self.db_path);
     }
 }
 

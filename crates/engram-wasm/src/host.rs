@@ -1,6 +1,6 @@
 //! Clock and randomness from the JavaScript host.
 
-use engram::{Clock, Entropy, Host};
+use engram::{Clock, Entropy, Host, Sleep, SleepFuture};
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -36,7 +36,33 @@ impl Entropy for WebCrypto {
     }
 }
 
+/// `setTimeout`, present in Node, browsers and Workers; without it the wait is skipped.
+struct JsTimer;
+
+impl Sleep for JsTimer {
+    fn sleep(&self, millis: u64) -> SleepFuture<'_> {
+        Box::pin(async move {
+            let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+                let global = js_sys::global();
+                let set_timeout = Reflect::get(&global, &"setTimeout".into())
+                    .ok()
+                    .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+                let scheduled = set_timeout
+                    .map(|f| {
+                        f.call2(&global, &resolve, &JsValue::from(millis as f64))
+                            .is_ok()
+                    })
+                    .unwrap_or(false);
+                if !scheduled {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                }
+            });
+            let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+        })
+    }
+}
+
 /// The host capabilities of any JavaScript environment.
 pub fn js_host() -> Host {
-    Host::new(JsClock, WebCrypto)
+    Host::new(JsClock, WebCrypto).with_sleep(JsTimer)
 }

@@ -225,6 +225,21 @@ impl EngramHandle {
         })
     }
 
+    /// Whether writes are degraded (the database out of reach) and how many wait in the
+    /// buffer: `{ degraded, pending, capacity, dropped, lastError? }`.
+    #[wasm_bindgen(js_name = writeStatus, unchecked_return_type = "WriteStatus")]
+    pub fn write_status(&self) -> Result<JsValue, JsValue> {
+        types::to_js(&self.inner.write_status())
+    }
+
+    /// Sends the buffered writes now (each once, stopping at the first failure that
+    /// passes); resolves to the write status after.
+    #[wasm_bindgen(js_name = flushWrites, unchecked_return_type = "Promise<WriteStatus>")]
+    pub fn flush_writes(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { types::to_js(&inner.flush_writes().await) })
+    }
+
     /// The project id this handle works on.
     #[wasm_bindgen(getter, js_name = projectId)]
     pub fn project_id(&self) -> String {

@@ -54,10 +54,13 @@ export interface NewMemory {
   chunk?: ChunkMeta;
   /** The code-graph node the memory is about (`src/auth.ts#function:verifyJwt`). */
   targetNodeId?: string;
+  /** The caller's key for this write: a second write with the same key stores nothing
+   * and answers with the first one's id (`replayed`). Not part of the memory. */
+  idempotencyKey?: string;
 }
 
 /** A stored memory. */
-export interface Memory extends Required<Omit<NewMemory, "phase" | "sessionId" | "commitSha" | "workUnitRef" | "methodology" | "decayHalfLifeDays" | "citationText" | "chunk" | "targetNodeId">> {
+export interface Memory extends Required<Omit<NewMemory, "phase" | "sessionId" | "commitSha" | "workUnitRef" | "methodology" | "decayHalfLifeDays" | "citationText" | "chunk" | "targetNodeId" | "idempotencyKey">> {
   id: string;
   projectId: string;
   createdAt: string;
@@ -80,7 +83,14 @@ export interface Remembered {
   id: string; redacted: string[]; secretScanSkipped: boolean;
   /** The model that embedded it; absent without an embedder or when embedding failed. */
   embeddingModel?: string; embeddingError?: string;
+  /** Not stored yet: the database is out of reach and the write waits in the buffer
+   * (`writeStatus()`); it keeps this id when flushed. */
+  pending?: boolean;
+  /** Stored before by a write with the same `idempotencyKey`; `id` is that write's. */
+  replayed?: boolean;
 }
+/** Writes' state: degraded while the database is out of reach or writes wait. */
+export interface WriteStatus { degraded: boolean; pending: number; capacity: number; dropped: number; lastError?: string; }
 export type SearchMode = "hybrid" | "keyword" | "dense";
 /** `search` answers an agent's explicit request; `auto_inject` runs between steps: at most
  * 3 results, only strong ones, possibly none, never memories that need review. */
@@ -245,6 +255,10 @@ export interface EngineOptions {
   vectorIndex?: boolean;
   /** Live memories from which searches consult the vector index (default 3000). */
   vectorIndexMinMemories?: number;
+  /** Waits between a failed write's retries in ms (default [1000, 2000, 4000, 8000]). */
+  retryDelaysMs?: number[];
+  /** Writes held while the database is out of reach (default 50; 0: none). */
+  writeBuffer?: number;
   reranker?: RerankFunction | RemoteRerankerOptions;
   /** The `fetch` requests go through (default: the global one); not part of the JSON. */
   fetch?: typeof fetch;
@@ -314,7 +328,7 @@ export interface PlannerContext {
   calibrations: Calibration[]; modules: string[]; warnings: string[];
 }
 /** The codes every engram host reports (docs/errors.md). */
-export type ErrorCode = "invalid_input" | "not_found" | "unauthorized" | "forbidden" | "unavailable" | "sql_error" | "storage_error" | "corrupt" | "embedder_unavailable" | "model_error" | "internal";
+export type ErrorCode = "invalid_input" | "not_found" | "unauthorized" | "forbidden" | "unavailable" | "buffer_full" | "sql_error" | "storage_error" | "corrupt" | "embedder_unavailable" | "model_error" | "internal";
 export interface EngramError extends Error {
   code: ErrorCode;
   /** The HTTP status a server answers this code with (`httpStatus(code)`). */

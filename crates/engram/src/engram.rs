@@ -46,6 +46,14 @@ pub struct Remembered {
     /// Why embedding failed, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding_error: Option<String>,
+    /// Not stored yet: the database is out of reach and the write waits in the buffer
+    /// ([`Engram::write_status`]); it keeps this id when it is flushed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+    /// Stored before, by a write with the same idempotency key: nothing new was stored
+    /// and `id` is the first write's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
 }
 
 /// Progress of [`Engram::embed_pending`].
@@ -86,6 +94,8 @@ pub struct Engram<D> {
     pub(crate) resident_keywords: Option<std::cell::RefCell<crate::retrieve::ResidentKeywords>>,
     pub(crate) reranker: Option<Box<dyn Rerank>>,
     pub(crate) llm: Option<Box<dyn Generate>>,
+    /// Retries, receipts and the write buffer.
+    pub(crate) durability: crate::durable::Durability,
     /// The code graph as of the last index call, reused while the stored generation
     /// matches.
     #[cfg(feature = "code")]
@@ -119,6 +129,7 @@ impl<D: Database> Engram<D> {
             resident_keywords: None,
             reranker: None,
             llm: None,
+            durability: crate::durable::Durability::default(),
             #[cfg(feature = "code")]
             code: std::cell::RefCell::new(None),
             #[cfg(feature = "code")]
@@ -297,15 +308,40 @@ impl<D: Database> Engram<D> {
         &self.config.project_id
     }
 
+    /// Sets how writes are retried and buffered (the default is
+    /// [`RetryPolicy::default`](crate::RetryPolicy)).
+    pub fn with_retry_policy(mut self, policy: crate::RetryPolicy) -> Self {
+        self.durability = crate::durable::Durability::new(policy);
+        self
+    }
+
     /// Validates `memory`, redacts secrets from it and stores it with its keyword index
-    /// entry in one transaction. Returns the new id.
+    /// entry in one transaction. Returns the new id; with an idempotency key already used
+    /// in this project, the first write's id (`replayed`, nothing stored); while the
+    /// database is out of reach, `pending` (see [`Engram::write_status`]).
     pub async fn remember(&self, memory: NewMemory) -> Result<Remembered, EngramError> {
-        let (statements, remembered, _) = self.prepare_memories(vec![memory]).await?;
-        self.db.transaction(&statements).await?;
-        remembered
-            .into_iter()
-            .next()
-            .ok_or_else(|| ValidationError::field("memory", "nothing to store").into())
+        let (statements, remembered, stored) = self.prepare_memories(vec![memory]).await?;
+        let mut remembered = remembered.into_iter().next().ok_or_else(|| {
+            EngramError::from(ValidationError::field("memory", "nothing to store"))
+        })?;
+        // The key as stored is the redacted one, like every other text of the write.
+        let caller_key = stored.first().and_then(|m| m.idempotency_key.as_deref());
+        let write = crate::durable::Write {
+            statements,
+            key: crate::durable::receipt_key(caller_key, || self.new_id()),
+            memory_ids: vec![remembered.id.clone()],
+        };
+        match self.commit(write, true).await? {
+            crate::durable::Committed::Applied(_) => {}
+            crate::durable::Committed::Pending => remembered.pending = true,
+            crate::durable::Committed::Replayed(ids) => {
+                if let Some(first) = ids.into_iter().next() {
+                    remembered.replayed = remembered.id != first;
+                    remembered.id = first;
+                }
+            }
+        }
+        Ok(remembered)
     }
 
     /// Validates, redacts and embeds `memories` (in one embedder batch) and returns the
@@ -395,6 +431,8 @@ impl<D: Database> Engram<D> {
                 secret_scan_skipped,
                 embedding_model,
                 embedding_error: embedding_error.clone(),
+                pending: false,
+                replayed: false,
             });
             stored.push(memory);
         }
@@ -452,11 +490,20 @@ impl<D: Database> Engram<D> {
     /// row stays for the pruning grace period. Returns whether a live memory was forgotten.
     pub async fn forget(&self, id: &str) -> Result<bool, EngramError> {
         let now = rfc3339_from_millis(self.host.clock.now_millis());
-        let results = self
-            .db
-            .transaction(&self.forget_statements(id, &now))
-            .await?;
-        Ok(results.first().is_some_and(|r| r.affected_row_count == 1))
+        let write = crate::durable::Write {
+            statements: self.forget_statements(id, &now).to_vec(),
+            key: crate::durable::receipt_key(None, || self.new_id()),
+            memory_ids: vec![id.to_owned()],
+        };
+        Ok(match self.commit(write, false).await? {
+            crate::durable::Committed::Applied(results) => {
+                results.first().is_some_and(|r| r.affected_row_count == 1)
+            }
+            // An earlier attempt was applied and its answer lost: it forgot the memory
+            // if one was live, which is what this call reports.
+            crate::durable::Committed::Replayed(_) => self.get(id).await?.is_none(),
+            crate::durable::Committed::Pending => false,
+        })
     }
 
     /// The statements that forget memory `id` at `now`, for a transaction: the first
@@ -566,7 +613,7 @@ impl<D: Database> Engram<D> {
         Ok(result.map_err(StoreError::Sql)?)
     }
 
-    fn new_id(&self) -> String {
+    pub(crate) fn new_id(&self) -> String {
         let mut bytes = [0u8; 16];
         self.host.entropy.fill(&mut bytes);
         uuid::Builder::from_random_bytes(bytes)

@@ -21,6 +21,9 @@ pub enum ErrorCode {
     Forbidden,
     /// The database could not be reached or is busy; retry later.
     Unavailable,
+    /// The database has been out of reach for long enough that the write buffer is full;
+    /// the write was not sent. Retry once `status` is no longer degraded.
+    BufferFull,
     /// The database rejected a statement.
     SqlError,
     /// The database answered something engram cannot use, or failed otherwise.
@@ -39,12 +42,13 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::InvalidInput,
         ErrorCode::NotFound,
         ErrorCode::Unauthorized,
         ErrorCode::Forbidden,
         ErrorCode::Unavailable,
+        ErrorCode::BufferFull,
         ErrorCode::SqlError,
         ErrorCode::StorageError,
         ErrorCode::Corrupt,
@@ -61,6 +65,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::Forbidden => "forbidden",
             ErrorCode::Unavailable => "unavailable",
+            ErrorCode::BufferFull => "buffer_full",
             ErrorCode::SqlError => "sql_error",
             ErrorCode::StorageError => "storage_error",
             ErrorCode::Corrupt => "corrupt",
@@ -77,7 +82,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => 401,
             ErrorCode::Forbidden => 403,
             ErrorCode::NotFound => 404,
-            ErrorCode::Unavailable | ErrorCode::EmbedderUnavailable => 503,
+            ErrorCode::Unavailable | ErrorCode::BufferFull | ErrorCode::EmbedderUnavailable => 503,
             ErrorCode::SqlError
             | ErrorCode::StorageError
             | ErrorCode::Corrupt
@@ -90,7 +95,7 @@ impl ErrorCode {
     pub fn is_transient(self) -> bool {
         matches!(
             self,
-            ErrorCode::Unavailable | ErrorCode::EmbedderUnavailable
+            ErrorCode::Unavailable | ErrorCode::BufferFull | ErrorCode::EmbedderUnavailable
         )
     }
 }
@@ -135,6 +140,13 @@ pub enum EngramError {
     /// violations name each field.
     #[error("forbidden: {0}")]
     Forbidden(ValidationError),
+    /// The database has been out of reach so long that the write buffer is full: this
+    /// write was not sent.
+    #[error("the database is out of reach and {pending} writes are waiting (the buffer is full); this write was not sent")]
+    BufferFull {
+        /// Writes waiting in the buffer.
+        pending: u32,
+    },
     /// A fault inside engram or a binding; a bug, reported rather than a panic.
     #[error("internal error: {0}")]
     Internal(String),
@@ -159,6 +171,7 @@ impl EngramError {
             EngramError::Model(_) => ErrorCode::ModelError,
             EngramError::NotFound(_) => ErrorCode::NotFound,
             EngramError::Forbidden(_) => ErrorCode::Forbidden,
+            EngramError::BufferFull { .. } => ErrorCode::BufferFull,
             EngramError::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -25,6 +25,7 @@ mod breaker;
 mod cache;
 mod capability;
 mod code;
+mod durable;
 mod embed;
 mod embedding;
 mod engram;
@@ -52,6 +53,10 @@ pub use crate::code::{
     FlaggedMemory, IndexOptions, IndexProgress, IndexReport, Rename, SourceFile, MAX_FILE_BYTES,
     MAX_PATH_CHARS,
 };
+pub use crate::durable::{
+    RetryPolicy, WriteStatus, DEFAULT_RETRY_DELAYS_MS, DEFAULT_WRITE_BUFFER,
+    RECEIPT_RETENTION_MILLIS,
+};
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::{EngramError, ErrorCode};
 pub use crate::integrity::{IntegrityReport, KeywordRebuild};
@@ -77,10 +82,10 @@ pub use engram_core::{
 };
 pub use engram_host::{
     Capabilities, Clock, Embed, EmbedFuture, Entropy, Generate, GenerateFuture, Host, Rerank,
-    RerankFuture, SharedTransport,
+    RerankFuture, SharedTransport, Sleep, SleepFuture,
 };
 #[cfg(feature = "native-host")]
-pub use engram_host::{OsEntropy, SystemClock};
+pub use engram_host::{OsEntropy, SystemClock, ThreadSleep};
 pub use engram_observer as observer;
 pub use engram_retrieval::{
     self as retrieval, Breakdown, PathScore, QueryContext, QueryType, RRF_K,

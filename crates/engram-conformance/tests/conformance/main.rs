@@ -11,9 +11,12 @@ mod file_db;
 mod real_model;
 
 mod agent_loop;
+mod busy;
 mod capabilities;
 mod code_graph;
 mod embedded;
+mod fault_proxy;
+mod faults;
 mod http;
 mod integrity;
 mod keyword_scope;

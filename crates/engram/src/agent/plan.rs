@@ -172,7 +172,12 @@ impl<D: Database> Engram<D> {
                 Value::from(now),
             ],
         ));
-        self.db.transaction(&statements).await?;
+        let write = crate::durable::Write {
+            statements,
+            key: crate::durable::receipt_key(None, || self.new_id()),
+            memory_ids: vec![id.clone()],
+        };
+        self.commit(write, false).await?;
         calibration.memory_id = Some(id);
         Ok(calibration)
     }

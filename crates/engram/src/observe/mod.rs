@@ -286,7 +286,14 @@ impl<D: Database> Engram<D> {
                 ],
             ));
         }
-        self.db.transaction(&statements).await?;
+        // Counts are incremented here, so a retry must not apply it twice: the receipt
+        // makes it once-only.
+        let write = crate::durable::Write {
+            statements,
+            key: crate::durable::receipt_key(None, || self.new_id()),
+            memory_ids: remembered.iter().map(|r| r.id.clone()).collect(),
+        };
+        self.commit(write, false).await?;
 
         let evidence = candidates
             .drain(..)

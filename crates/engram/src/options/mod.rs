@@ -10,6 +10,14 @@ use serde::{Deserialize, Serialize};
 /// The project memories belong to when the options name none.
 pub const DEFAULT_PROJECT: &str = "default";
 
+/// Retries a write may have: with the longest wait each, a failing write returns within
+/// ten minutes.
+const MAX_RETRIES: usize = 10;
+/// The longest wait between two attempts.
+const MAX_RETRY_DELAY_MS: u32 = 60_000;
+/// The largest write buffer (each entry holds a write's statements in memory).
+const MAX_WRITE_BUFFER: u32 = 10_000;
+
 /// Everything that decides how an engram is opened.
 ///
 /// The database fields (`url`, `authToken`, `local`, `path`) say where memories live; the
@@ -29,6 +37,14 @@ pub struct EngramOptions {
     /// (a repository's code graph) goes in pieces on one stream, still one transaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_request_bytes: Option<u64>,
+    /// The waits between a failed write's retries, in milliseconds (default 1000, 2000,
+    /// 4000, 8000); `[]` for one attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_delays_ms: Option<Vec<u32>>,
+    /// Writes held in memory while the database is out of reach (default 50; 0 turns the
+    /// buffer off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_buffer: Option<u32>,
     /// An embedded database instead of a server.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub local: bool,
@@ -69,6 +85,8 @@ impl std::fmt::Debug for EngramOptions {
             .field("url", &self.url)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "…"))
             .field("max_request_bytes", &self.max_request_bytes)
+            .field("retry_delays_ms", &self.retry_delays_ms)
+            .field("write_buffer", &self.write_buffer)
             .field("local", &self.local)
             .field("path", &self.path)
             .field("project_id", &self.project_id)
@@ -231,6 +249,15 @@ impl EngramOptions {
         self.project_id.as_deref().unwrap_or(DEFAULT_PROJECT)
     }
 
+    /// How writes are retried and buffered.
+    pub fn retry_policy(&self) -> crate::RetryPolicy {
+        let default = crate::RetryPolicy::default();
+        crate::RetryPolicy {
+            delays_ms: self.retry_delays_ms.clone().unwrap_or(default.delays_ms),
+            buffer: self.write_buffer.unwrap_or(default.buffer),
+        }
+    }
+
     /// Where memories live. Call after [`EngramOptions::validate`] (which `from_json`
     /// does); unvalidated options that name neither are treated as in-memory local.
     pub fn database(&self) -> DatabaseTarget {
@@ -270,6 +297,17 @@ impl EngramOptions {
             Some(_) if self.url.is_none() => fail("maxRequestBytes", "needs url"),
             Some(bytes) if bytes < 4096 => fail("maxRequestBytes", "must be at least 4096"),
             _ => {}
+        }
+        if let Some(delays) = &self.retry_delays_ms {
+            if delays.len() > MAX_RETRIES {
+                fail("retryDelaysMs", "must have at most 10 entries");
+            }
+            if delays.iter().any(|&d| d > MAX_RETRY_DELAY_MS) {
+                fail("retryDelaysMs", "each wait must be at most 60000 ms");
+            }
+        }
+        if self.write_buffer.is_some_and(|n| n > MAX_WRITE_BUFFER) {
+            fail("writeBuffer", "must be at most 10000");
         }
         if let Some(project) = &self.project_id {
             if project.trim().is_empty() {

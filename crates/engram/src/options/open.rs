@@ -46,7 +46,9 @@ impl<D: Database> Engram<D> {
         let config = EngramConfig {
             project_id: options.project().to_owned(),
         };
-        let mut engram = Engram::open(db, config, host).await?;
+        let mut engram = Engram::open(db, config, host)
+            .await?
+            .with_retry_policy(options.retry_policy());
         if let Some(embedder) = embedder {
             engram = engram.with_embedder(embedder);
         }
