@@ -31,14 +31,16 @@ test("API vectors pass on the in-wasm SQLite engine", async () => {
   assert.ok(steps > 30, `only ${steps} steps`);
 });
 
-test("a search is exactly one HTTP request", async () => {
+test("a write and a search are exactly one HTTP request each", async () => {
   const urls = [];
   const countingFetch = (url, init) => {
     urls.push(url);
     return fetch(url, init);
   };
   const memory = await engram.createMemory({ url: server.url, authToken: TOKEN, projectId: `count-${Date.now()}`, fetch: countingFetch });
+  urls.length = 0;
   await memory.remember({ type: "gotcha", content: "wasm-pack needs a matching wasm-bindgen CLI on PATH" });
+  assert.equal(urls.length, 1, `a write with its receipt is one request: ${urls.join(", ")}`);
   urls.length = 0;
   const serverBefore = (await server.stats()).pipelineRequests;
   const found = await memory.search("wasm-bindgen CLI");

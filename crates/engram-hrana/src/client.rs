@@ -43,12 +43,15 @@ impl<T: std::fmt::Debug> std::fmt::Debug for HranaClient<T> {
 
 impl<T: HttpTransport> HranaClient<T> {
     /// A client for the database at `url` (`http://`, `https://` or `libsql://`, which means
-    /// `https://`), sending `auth_token` as a bearer token.
+    /// `https://`), sending `auth_token` as a bearer token. A token in the URL's query
+    /// (`?authToken=…`, as libSQL clients accept) is used when none is given; the query
+    /// is never part of a request URL, so it never reaches a log or an error message.
     pub fn new(transport: T, url: &str, auth_token: Option<String>) -> Self {
+        let (url, query_token) = split_query_token(url);
         HranaClient {
             transport,
             base_url: normalize_url(url),
-            auth_token: auth_token.filter(|t| !t.is_empty()),
+            auth_token: auth_token.filter(|t| !t.is_empty()).or(query_token),
             version: AtomicU8::new(VERSION_UNKNOWN),
             max_request_bytes: crate::pieces::DEFAULT_MAX_REQUEST_BYTES,
         }
@@ -271,6 +274,20 @@ pub(crate) fn unexpected(result: &StreamResult) -> StoreError {
     StoreError::Protocol(format!("unexpected response {result:?}"))
 }
 
+/// The URL without its query, and the `authToken` the query held.
+fn split_query_token(url: &str) -> (&str, Option<String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url, None);
+    };
+    let token = query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(name, _)| matches!(*name, "authToken" | "auth_token"))
+        .map(|(_, value)| value.to_owned())
+        .filter(|value| !value.is_empty());
+    (base, token)
+}
+
 fn normalize_url(url: &str) -> String {
     let url = url.trim().trim_end_matches('/');
     match url.strip_prefix("libsql://") {
@@ -286,6 +303,39 @@ fn snippet(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fake transport for the tests that never send.
+    #[derive(Debug)]
+    struct NoNetwork;
+
+    impl HttpTransport for NoNetwork {
+        async fn post_json(
+            &self,
+            _url: &str,
+            _bearer: Option<&str>,
+            _body: String,
+        ) -> Result<crate::HttpResponse, String> {
+            Err("no network in this test".into())
+        }
+    }
+
+    #[test]
+    fn a_token_in_the_query_is_taken_out_of_the_url() {
+        let (base, token) = split_query_token("libsql://db.turso.io?authToken=s3cr3t&tls=1");
+        assert_eq!(base, "libsql://db.turso.io");
+        assert_eq!(token.as_deref(), Some("s3cr3t"));
+        assert_eq!(split_query_token("http://127.0.0.1:8080").1, None);
+        let client = HranaClient::new(NoNetwork, "https://db.example?authToken=s3cr3t", None);
+        assert_eq!(client.base_url(), "https://db.example");
+        assert!(!client.describe().contains("s3cr3t"));
+        assert!(!format!("{client:?}").contains("s3cr3t"));
+        let given = HranaClient::new(
+            NoNetwork,
+            "https://db.example?authToken=s3cr3t",
+            Some("t".into()),
+        );
+        assert_eq!(given.auth_token.as_deref(), Some("t"));
+    }
 
     #[test]
     fn urls_are_normalized() {

@@ -113,3 +113,15 @@ fn malformed_lines_are_skipped_and_named() {
     assert!(transcript::parse("plain text").is_err());
     assert!(transcript::parse(r#"{"messages": 3}"#).is_err());
 }
+
+#[test]
+fn transcripts_without_a_session_id_are_told_apart_and_keep_their_id_as_they_grow() {
+    let line =
+        |text: &str| format!(r#"{{"type":"user","message":{{"role":"user","content":"{text}"}}}}"#);
+    let first = parse_claude_code(&line("fix the login bug")).expect("parses");
+    let second = parse_claude_code(&line("add a dark mode")).expect("parses");
+    assert_ne!(first.id, second.id);
+    assert!(first.id.starts_with("transcript-"), "{}", first.id);
+    let grown = format!("{}\n{}\n", line("fix the login bug"), line("and its test"));
+    assert_eq!(parse_claude_code(&grown).expect("parses").id, first.id);
+}

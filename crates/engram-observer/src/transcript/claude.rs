@@ -140,7 +140,10 @@ pub fn parse_claude_code(text: &str) -> Result<Session, TranscriptError> {
         });
     }
     if session.id.is_empty() {
-        session.id = "transcript".to_owned();
+        // Named by its first line, which stays the same as the transcript grows, so two
+        // transcripts without ids are two sessions and one read again is the same one.
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        session.id = format!("transcript-{}", crate::fingerprint::stable_hash(first));
     }
     Ok(session)
 }
