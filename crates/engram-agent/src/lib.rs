@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod hook;
 pub mod inject;
 pub mod mcp;
 pub mod named_modules;

@@ -22,6 +22,7 @@ macro_rules! say {
 pub use engram_core::quote::for_terminal;
 
 pub mod backup;
+pub mod hook;
 pub mod model;
 pub mod observe;
 pub mod open;
@@ -54,6 +55,14 @@ pub fn run_to_exit(command: impl Future<Output = Result<(), CliError>>, json: bo
             ExitCode::FAILURE
         }
     }
+}
+
+/// The host's clock in Unix milliseconds (0 if it is before the epoch).
+pub fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// Where memories live.

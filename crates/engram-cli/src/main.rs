@@ -150,6 +150,11 @@ enum Command {
     Backup,
     /// Create a database in a temporary folder, remember a few memories and search them.
     Demo,
+    /// Handle one Claude Code hook: the event's JSON on stdin, Claude Code's hook JSON on
+    /// stdout when there is context to add. The database is the project's
+    /// (`.engram/engram.db` at the root found from the payload's `cwd`, or `--url`). Never
+    /// fails: errors go to `.engram/hooks.log`.
+    Hook,
 }
 
 #[derive(Args)]
@@ -214,6 +219,10 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), CliError> {
+    if let Command::Hook = cli.command {
+        engram_cli::hook::run(&cli.target).await;
+        return Ok(());
+    }
     if let Command::Demo = cli.command {
         return demo(&cli.target, cli.json).await;
     }
@@ -421,7 +430,9 @@ async fn execute<D: Database>(
                     .into(),
             ))
         }
-        Command::Demo => return Err(CliError::Usage("handled before opening a database".into())),
+        Command::Demo | Command::Hook => {
+            return Err(CliError::Usage("handled before opening a database".into()))
+        }
     }
     Ok(())
 }

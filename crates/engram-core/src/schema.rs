@@ -309,6 +309,33 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "write receipts",
         statements: WRITE_RECEIPTS,
     },
+    Migration {
+        version: 14,
+        name: "agent hook sessions",
+        statements: HOOK_SESSIONS,
+    },
+];
+
+/// Version 14: what the agent's hooks saw, per session. Each hook is a process of its own
+/// and several run at once, so a session's events are appended (one insert each, never a
+/// read-modify-write that a parallel hook could overwrite) and the observer replays them;
+/// the memories injected into a session are kept so none is injected twice.
+const HOOK_SESSIONS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS hook_events (
+  id         INTEGER PRIMARY KEY,
+  project_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  events     TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+)",
+    "CREATE INDEX IF NOT EXISTS idx_hook_events_session ON hook_events(project_id, session_id, id)",
+    "CREATE TABLE IF NOT EXISTS session_shown (
+  project_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  memory_id  TEXT NOT NULL,
+  shown_at   INTEGER NOT NULL,
+  PRIMARY KEY (project_id, session_id, memory_id)
+) WITHOUT ROWID",
 ];
 
 /// Version 13: a receipt per write, in the write's own transaction, so a write retried

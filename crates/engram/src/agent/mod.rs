@@ -3,6 +3,7 @@
 //! for the agent to call. `engram-agent` decides what to look up and how it reads; this
 //! module looks it up.
 
+mod hook;
 mod mcp;
 mod plan;
 mod prompts;
@@ -17,6 +18,7 @@ use engram_retrieval::packing::PackedContext;
 use engram_store::{Database, Statement, Value};
 use serde::{Deserialize, Serialize};
 
+pub use self::hook::HookAnswer;
 pub use self::plan::{PlannerContext, PlannerRequest};
 pub use self::prompts::PromptOutput;
 pub use self::session::{SessionContext, SessionStart, STANDING_MEMORIES};

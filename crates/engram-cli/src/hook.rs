@@ -1,0 +1,199 @@
+//! `engram hook`: Claude Code's command hooks. Reads the payload from stdin, finds the
+//! project's database from the payload's `cwd`, lets engram handle the event and prints
+//! Claude Code's hook JSON when there is context to add.
+//!
+//! A hook must never break the agent: whatever fails — the payload, the database, the
+//! model, the time — the process prints nothing, exits 0 and appends the event and the
+//! error (secrets redacted) to `.engram/hooks.log`.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use engram::agent_loop::hook::{context_output, HookEvent, HookPayload};
+use engram_libsql::LocalDatabase;
+
+use crate::{open, CliError, Target};
+
+/// Largest payload read from stdin; a larger one is cut (and then fails to decode, which
+/// is logged). Tool outputs are capped far below this once decoded.
+pub const MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
+/// The hard cap on one hook: well under Claude Code's 60 s default, so a slow database
+/// never reaches the agent as a hook timeout.
+pub const HOOK_TIME_CAP: Duration = Duration::from_secs(10);
+/// A write's retries inside a hook (the default backoff would outlast the cap).
+const HOOK_RETRY_DELAYS_MS: [u32; 3] = [100, 300, 900];
+/// The folder, at the project's root, that holds its database and the hook log.
+pub const ENGRAM_DIR: &str = ".engram";
+/// The hook log's name inside [`ENGRAM_DIR`].
+pub const HOOK_LOG: &str = "hooks.log";
+
+/// Runs one hook: always succeeds as far as Claude Code can tell.
+pub async fn run(target: &Target) {
+    let mut input = String::new();
+    let read = std::io::stdin()
+        .take(MAX_PAYLOAD_BYTES)
+        .read_to_string(&mut input);
+    let fallback_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    if let Err(e) = read {
+        log_failure(
+            &fallback_dir,
+            "(unread)",
+            "",
+            &format!("cannot read stdin: {e}"),
+        );
+        return;
+    }
+    let payload = match HookPayload::from_json(&input) {
+        Ok(payload) => payload,
+        Err(e) => {
+            let root = project_root(&fallback_dir);
+            log_failure(&root, "(undecodable)", "", &e.to_string());
+            return;
+        }
+    };
+    let cwd = payload
+        .cwd
+        .as_deref()
+        .map(PathBuf::from)
+        .unwrap_or(fallback_dir);
+    let root = project_root(&cwd);
+    let Some(event) = payload.event() else {
+        return;
+    };
+    // PreToolUse has nothing to add and must cost nothing.
+    if event == HookEvent::PreToolUse {
+        return;
+    }
+    let outcome = tokio::time::timeout(HOOK_TIME_CAP, answer(target, &payload, event, &root)).await;
+    let printed = match outcome {
+        Ok(Ok(Some(context))) => {
+            let line = context_output(event, &context);
+            writeln!(std::io::stdout(), "{line}").map_err(|e| format!("cannot print: {e}"))
+        }
+        Ok(Ok(None)) => Ok(()),
+        Ok(Err(e)) => Err(describe(&e)),
+        Err(_) => Err(format!(
+            "gave up after {} s (the hook's time cap)",
+            HOOK_TIME_CAP.as_secs()
+        )),
+    };
+    if let Err(error) = printed {
+        log_failure(&root, event.name(), &payload.session_id, &error);
+    }
+}
+
+/// Opens the project's engram and lets it handle the event; the context to add, if any.
+async fn answer(
+    target: &Target,
+    payload: &HookPayload,
+    event: HookEvent,
+    root: &Path,
+) -> Result<Option<String>, CliError> {
+    let mut target = target.clone();
+    target.retry_delays_ms = Some(
+        target
+            .retry_delays_ms
+            .take()
+            .unwrap_or_else(|| HOOK_RETRY_DELAYS_MS.to_vec()),
+    );
+    // Tool events and turn ends need no model: they log, look up files and checkpoint.
+    if !matches!(
+        event,
+        HookEvent::SessionStart | HookEvent::UserPromptSubmit | HookEvent::SessionEnd
+    ) {
+        target.no_embed = true;
+    }
+    let roots = vec![root.to_string_lossy().into_owned()];
+    let answer = match &target.url {
+        Some(url) => {
+            let db = engram_hrana::HranaClient::new(
+                engram_hrana::ReqwestTransport::new(),
+                url,
+                target.auth_token.clone(),
+            );
+            let engram = open::open(db, &target).await?;
+            engram.answer_hook(payload, &roots).await?
+        }
+        None => {
+            let path = database_path(root);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    CliError::Usage(format!("cannot create {}: {e}", parent.display()))
+                })?;
+            }
+            let db = LocalDatabase::open(&path.to_string_lossy())
+                .await
+                .map_err(engram::EngramError::from)?;
+            let engram = open::open(&db, &target).await?;
+            engram.answer_hook(payload, &roots).await?
+        }
+    };
+    Ok(answer.context)
+}
+
+/// The project a path belongs to: the nearest folder above it (itself included) that has
+/// an `.engram` folder, else the nearest that is a git work tree, else the path itself —
+/// so a hook run in a subfolder never makes a database of its own there.
+pub fn project_root(start: &Path) -> PathBuf {
+    let ancestors = || start.ancestors();
+    ancestors()
+        .find(|dir| dir.join(ENGRAM_DIR).is_dir())
+        .or_else(|| ancestors().find(|dir| dir.join(".git").exists()))
+        .unwrap_or(start)
+        .to_path_buf()
+}
+
+/// The project's database file.
+pub fn database_path(root: &Path) -> PathBuf {
+    root.join(ENGRAM_DIR).join("engram.db")
+}
+
+fn describe(error: &CliError) -> String {
+    match error {
+        CliError::Engram(e) => format!("{}: {e}", e.code()),
+        CliError::NotFound(id) => format!("not_found: {id}"),
+        CliError::Usage(message) => message.clone(),
+    }
+}
+
+/// Appends one line to the project's hook log, secrets redacted; a log that cannot be
+/// written is given up on (the agent must not see it).
+fn log_failure(root: &Path, event: &str, session: &str, error: &str) {
+    let mut error = error.to_owned();
+    if let Ok(scanner) = engram_core::secrets::SecretScanner::shared() {
+        scanner.redact_in_place(&mut error);
+    }
+    let at = engram_core::time::rfc3339_from_millis(crate::now_millis());
+    let line = serde_json::json!({ "at": at, "event": event, "session": session, "error": error });
+    let dir = root.join(ENGRAM_DIR);
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(HOOK_LOG));
+    if let Ok(mut file) = file {
+        // One write per line: appends of parallel hooks do not interleave.
+        let _ = file.write_all(format!("{line}\n").as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_root_is_the_folder_with_engram_else_git_else_the_path() {
+        let base = std::env::temp_dir().join(format!("engram-root-{}", std::process::id()));
+        let sub = base.join("repo/src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(project_root(&sub), sub);
+        std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+        assert_eq!(project_root(&sub), base.join("repo"));
+        std::fs::create_dir_all(base.join("repo/src/.engram")).unwrap();
+        assert_eq!(project_root(&sub), base.join("repo/src"));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}

@@ -1,0 +1,441 @@
+//! `engram hook` as Claude Code runs it: one process per event with the payload on stdin,
+//! in the project's folder, in parallel.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use engram_libsql::LocalDatabase;
+use engram_store::{Database, Statement, Value};
+use serde_json::{json, Value as Json};
+
+/// A project folder (a git work tree) in the temp folder, removed on drop.
+struct Project(PathBuf);
+
+impl Project {
+    fn new(name: &str) -> Project {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let root =
+            std::env::temp_dir().join(format!("engram-hook-{name}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(root.join(".git")).expect("project folder");
+        std::fs::create_dir_all(root.join("src/deep")).expect("source folder");
+        Project(root)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.0.join(".engram/engram.db")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.0.join(".engram/hooks.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `engram hook` in `dir` with `stdin`, as Claude Code does.
+fn hook(dir: &Path, stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .args(["--no-embed", "hook"])
+        .current_dir(dir)
+        .env_remove("ENGRAM_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("engram runs");
+    let mut input = child.stdin.take().expect("stdin");
+    // A hook may exit before reading everything (a payload it does not need).
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    child.wait_with_output().expect("engram exits")
+}
+
+fn payload(project: &Project, event: &str, session: &str, extra: Json) -> String {
+    let mut payload = json!({
+        "hook_event_name": event,
+        "session_id": session,
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": project.0.join("src/deep"),
+    });
+    if let (Some(fields), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
+        fields.extend(extra.clone());
+    }
+    payload.to_string()
+}
+
+/// What a hook that succeeded printed: its additional context, if any.
+fn context(output: &Output) -> Option<String> {
+    assert!(output.status.success(), "a hook exits 0: {output:?}");
+    assert!(
+        output.stderr.is_empty(),
+        "a hook says nothing on stderr: {output:?}"
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    if text.trim().is_empty() {
+        return None;
+    }
+    let answer: Json = serde_json::from_str(text.trim()).expect("hook JSON");
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+fn remember(project: &Project, content: &str, file: &str) {
+    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--db")
+        .arg(project.db())
+        .args(["--no-embed", "remember", content, "--file", file])
+        .output()
+        .expect("engram runs");
+    assert!(output.status.success(), "{output:?}");
+}
+
+fn count(db: &Path, sql: &str, session: &str) -> i64 {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let db = LocalDatabase::open(&db.to_string_lossy())
+            .await
+            .expect("open");
+        let results = db
+            .pipeline(&[Statement::with_params(sql, vec![Value::from(session)])])
+            .await
+            .expect("read");
+        let rows = results.into_iter().next().expect("one").expect("ok");
+        rows.rows[0][0].as_i64("count").expect("count")
+    })
+}
+
+fn read_of(project: &Project, session: &str, file: &str) -> String {
+    payload(
+        project,
+        "PostToolUse",
+        session,
+        json!({
+            "tool_name": "Read",
+            "tool_input": {"file_path": project.0.join(file)},
+            "tool_response": {"type": "text", "file": {"filePath": project.0.join(file), "content": "def login(): ..."}},
+            "tool_use_id": format!("toolu_{file}"),
+        }),
+    )
+}
+
+#[test]
+fn a_read_of_a_file_with_a_gotcha_gets_it_once_per_session_and_the_database_is_the_projects() {
+    let project = Project::new("read");
+    remember(
+        &project,
+        "login() must be called after the session cookie is set",
+        "src/app.py",
+    );
+    let first = context(&hook(
+        &project.0.join("src/deep"),
+        &read_of(&project, "s1", "src/app.py"),
+    ))
+    .expect("the gotcha is added to the read");
+    assert!(first.contains("session cookie"), "{first}");
+    assert!(
+        context(&hook(&project.0, &read_of(&project, "s1", "src/app.py"))).is_none(),
+        "never injected twice in a session"
+    );
+    let other = context(&hook(&project.0, &read_of(&project, "s2", "src/app.py")));
+    assert!(other.is_some(), "another session is shown it again");
+    assert!(
+        !project.0.join("src/deep/.engram").exists(),
+        "no database in a subfolder"
+    );
+    assert_eq!(
+        count(
+            &project.db(),
+            "SELECT count(*) FROM hook_events WHERE session_id = ?1",
+            "s1"
+        ),
+        2,
+        "each tool event is logged"
+    );
+    assert_eq!(project.log(), "", "nothing failed");
+}
+
+#[test]
+fn any_failure_exits_zero_with_nothing_printed_and_is_logged() {
+    let project = Project::new("failures");
+    let garbage = hook(&project.0, "this is not json {");
+    assert_eq!(context(&garbage), None);
+    let missing = hook(&project.0, r#"{"hook_event_name":"Stop"}"#);
+    assert_eq!(context(&missing), None);
+    let unknown = hook(
+        &project.0,
+        &payload(&project, "Notification", "s", json!({})),
+    );
+    assert_eq!(context(&unknown), None);
+    let huge = "x".repeat(10 * 1024 * 1024);
+    let big = payload(
+        &project,
+        "PostToolUse",
+        "s",
+        json!({"tool_name": "Bash", "tool_input": {"command": "cat big.log"}, "tool_response": {"stdout": huge}}),
+    );
+    assert_eq!(context(&hook(&project.0, &big)), None);
+    let log = project.log();
+    let lines: Vec<Json> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "the garbage and the missing session are logged: {log}"
+    );
+    assert_eq!(lines[0]["event"], "(undecodable)");
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("session_id"),
+        "{log}"
+    );
+    // The 10 MB output was logged as an event, cut to the observer's cap.
+    assert_eq!(
+        count(
+            &project.db(),
+            "SELECT count(*) FROM hook_events WHERE session_id = ?1 AND length(events) < 200000",
+            "s"
+        ),
+        1
+    );
+}
+
+#[test]
+fn secrets_in_tool_output_reach_neither_the_database_nor_the_log() {
+    let project = Project::new("secrets");
+    let secret = "sk-T3stKeyT3stKeyT3stKeyT3stKeyT3stKeyT3stKeyT3stKey";
+    let event = payload(
+        &project,
+        "PostToolUseFailure",
+        "s",
+        json!({"tool_name": "Bash", "tool_input": {"command": format!("curl -H 'Authorization: Bearer {secret}' api")},
+               "error": format!("Exit code 22: 401 for key {secret}")}),
+    );
+    assert_eq!(context(&hook(&project.0, &event)), None);
+    assert_eq!(
+        count(
+            &project.db(),
+            "SELECT count(*) FROM hook_events WHERE session_id = ?1",
+            "s"
+        ),
+        1
+    );
+    let bytes = std::fs::read(project.db()).expect("database file");
+    let wal = std::fs::read(project.0.join(".engram/engram.db-wal")).unwrap_or_default();
+    for file in [&bytes, &wal] {
+        assert!(
+            !file.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "the secret reached the database"
+        );
+    }
+    assert!(!project.log().contains(secret));
+}
+
+#[test]
+fn twelve_parallel_hooks_of_two_sessions_lose_nothing_and_never_lock() {
+    let project = Project::new("parallel");
+    // The first hook makes the database; the parallel ones then share it.
+    assert_eq!(
+        context(&hook(
+            &project.0,
+            &payload(&project, "Stop", "a", json!({}))
+        )),
+        None
+    );
+    let children: Vec<_> = (0..12)
+        .map(|i| {
+            let session = if i % 2 == 0 { "a" } else { "b" };
+            let event = payload(
+                &project,
+                "PostToolUse",
+                session,
+                json!({"tool_name": "Bash", "tool_input": {"command": format!("ls step{i}")},
+                       "tool_response": {"stdout": format!("file{i}")}, "tool_use_id": format!("t{i}")}),
+            );
+            let dir = project.0.clone();
+            std::thread::spawn(move || hook(&dir, &event))
+        })
+        .collect();
+    for child in children {
+        assert_eq!(context(&child.join().expect("hook thread")), None);
+    }
+    for session in ["a", "b"] {
+        assert_eq!(
+            count(
+                &project.db(),
+                "SELECT count(*) FROM hook_events WHERE session_id = ?1",
+                session
+            ),
+            6,
+            "every event of session {session} is logged once"
+        );
+    }
+    assert_eq!(project.log(), "", "no hook failed (no database-is-locked)");
+}
+
+fn eval_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("ENGRAM_EVAL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval"));
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping: no evaluation data at {}", dir.display());
+        None
+    }
+}
+
+fn memory_contents(db: &Path) -> Vec<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let db = LocalDatabase::open(&db.to_string_lossy())
+            .await
+            .expect("open");
+        let results = db
+            .pipeline(&[Statement::new(
+                "SELECT content FROM memories ORDER BY content",
+            )])
+            .await
+            .expect("read");
+        let rows = results.into_iter().next().expect("one").expect("ok");
+        rows.rows
+            .iter()
+            .map(|r| r[0].as_text("content").expect("text").to_owned())
+            .collect()
+    })
+}
+
+/// A real Claude Code session's tool calls, sent one hook process each as Claude Code
+/// would, teach what replaying its transcript teaches.
+#[test]
+fn a_live_session_through_hooks_learns_what_its_transcript_replay_learns() {
+    let Some(eval) = eval_dir() else { return };
+    let path = eval.join("transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl");
+    let text = std::fs::read_to_string(&path).expect("transcript");
+    let session = engram::observer::transcript::parse(&text).expect("parses");
+    let project = Project::new("live");
+    let recorded_root = session.roots.first().cloned().unwrap_or_default();
+    let mut calls = std::collections::HashMap::new();
+    let mut sent = 0;
+    assert_eq!(
+        context(&hook(
+            &project.0,
+            &payload(
+                &project,
+                "SessionStart",
+                "live",
+                json!({"source": "startup"})
+            )
+        )),
+        None
+    );
+    for event in &session.events {
+        match event {
+            engram::observer::Event::ToolCall(call) => {
+                calls.insert(call.id.clone(), call.clone());
+            }
+            engram::observer::Event::ToolResult(result) => {
+                let Some(call) = calls.get(&result.id) else {
+                    continue;
+                };
+                let mut fields = json!({"tool_name": call.tool, "tool_input": call.input, "tool_use_id": call.id});
+                if result.is_error {
+                    fields["error"] = json!(result.output);
+                } else {
+                    fields["tool_response"] = json!(result.output);
+                }
+                let event = if result.is_error {
+                    "PostToolUseFailure"
+                } else {
+                    "PostToolUse"
+                };
+                // The recording's paths are under its own folder; here they are this project's.
+                let body = payload(&project, event, "live", fields)
+                    .replace(&recorded_root, &project.0.to_string_lossy());
+                let _ = context(&hook(&project.0, &body));
+                sent += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(sent > 100, "only {sent} tool events");
+    assert_eq!(
+        context(&hook(
+            &project.0,
+            &payload(&project, "SessionEnd", "live", json!({"reason": "other"}))
+        )),
+        None
+    );
+    assert_eq!(project.log(), "", "no hook failed");
+
+    let replayed = project.0.join("replayed.db");
+    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--db")
+        .arg(&replayed)
+        .args(["--no-embed", "observe", "replay"])
+        .arg(&path)
+        .output()
+        .expect("engram runs");
+    assert!(output.status.success(), "{output:?}");
+    let live = memory_contents(&project.db());
+    let from_replay = memory_contents(&replayed);
+    assert!(!live.is_empty(), "the live session learned nothing");
+    assert_eq!(
+        live, from_replay,
+        "live and replayed sessions learn the same"
+    );
+}
+
+#[test]
+fn a_session_starts_with_standing_decisions_and_a_prompt_never_repeats_them() {
+    let project = Project::new("start");
+    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--db")
+        .arg(project.db())
+        .args([
+            "--no-embed",
+            "remember",
+            "Use CSS grid, not flexbox, for the dashboard layout",
+            "--type",
+            "decision",
+        ])
+        .output()
+        .expect("engram runs");
+    assert!(output.status.success(), "{output:?}");
+    let start = context(&hook(
+        &project.0,
+        &payload(&project, "SessionStart", "s1", json!({"source": "startup"})),
+    ))
+    .expect("the standing decision opens the session");
+    assert!(start.contains("CSS grid"), "{start}");
+    let prompt = payload(
+        &project,
+        "UserPromptSubmit",
+        "s1",
+        json!({"prompt": "build the dashboard layout with CSS grid"}),
+    );
+    assert_eq!(
+        context(&hook(&project.0, &prompt)),
+        None,
+        "shown at the start, so not again"
+    );
+    assert_eq!(project.log(), "");
+}

@@ -1,0 +1,396 @@
+//! Claude Code's hooks on a database: each event's observer events appended to the
+//! session's log, the context each injection point adds, and the session finalized from
+//! its log.
+
+use engram_agent::hook::{HookEvent, HookPayload};
+use engram_core::ValidationError;
+use engram_observer::{Event, Outcome, PathNormalizer, Scratchpad, SessionKind};
+use engram_store::{Database, Statement, StoreError, Value};
+use serde::Serialize;
+
+use crate::observe::SessionReport;
+use crate::retrieve::query::{SearchIntent, SearchQuery};
+use crate::{Engram, EngramError, SessionStart, ToolResultContext};
+
+/// Tokens the context after a prompt may cost: auto-inject adds at most three memories.
+const PROMPT_BUDGET: u32 = 600;
+/// Files of the session's own work listed when it resumes or is compacted.
+const WORK_FILES: usize = 8;
+
+/// What a hook answers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookAnswer {
+    /// The text for the model's next request, when there is something to add.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The memories in it (now in the session's shown set).
+    pub memory_ids: Vec<String>,
+    /// Observer events appended to the session's log.
+    pub events_logged: usize,
+    /// What finalizing the session learned, on SessionEnd.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finalized: Option<SessionReport>,
+}
+
+impl<D: Database> Engram<D> {
+    /// Handles one hook: logs the tool events, answers the injection points (never a
+    /// memory the session was shown before), checkpoints the session on Stop and PreCompact
+    /// and finalizes it on SessionEnd. `roots` are the project's absolute roots, stripped
+    /// from paths. Events engram has no use for answer nothing.
+    pub async fn answer_hook(
+        &self,
+        payload: &HookPayload,
+        roots: &[String],
+    ) -> Result<HookAnswer, EngramError> {
+        let Some(event) = payload.event() else {
+            return Ok(HookAnswer::default());
+        };
+        check_session_id(&payload.session_id)?;
+        let session = payload.session_id.as_str();
+        match event {
+            HookEvent::PostToolUse | HookEvent::PostToolUseFailure => {
+                self.tool_hook(event, payload).await
+            }
+            HookEvent::SessionStart => {
+                let shown = self.shown(session).await?;
+                let found = self.session_context(&SessionStart::default()).await?;
+                let mut text = String::new();
+                if matches!(payload.source.as_deref(), Some("resume" | "compact")) {
+                    let pad = self.session_pad(session, roots).await?;
+                    text.push_str(&work_state(&pad));
+                }
+                let ids: Vec<String> = found
+                    .packed
+                    .memory_ids
+                    .iter()
+                    .filter(|id| !shown.contains(id))
+                    .cloned()
+                    .collect();
+                if !ids.is_empty() {
+                    text.push_str(&found.packed.text);
+                }
+                self.answer(session, text, ids).await
+            }
+            HookEvent::UserPromptSubmit => {
+                let Some(prompt) = payload.prompt_text() else {
+                    return Ok(HookAnswer::default());
+                };
+                let shown = self.shown(session).await?;
+                let mut query = SearchQuery::new(prompt);
+                query.intent = SearchIntent::AutoInject;
+                query.exclude_ids = shown;
+                query
+                    .exclude_ids
+                    .truncate(crate::retrieve::query::MAX_FILTER_ENTRIES);
+                query.budget = Some(PROMPT_BUDGET);
+                let found = self.search(&query).await?;
+                let (text, ids) = match found.packed {
+                    Some(packed) if !packed.items.is_empty() => (
+                        packed.text,
+                        packed.items.into_iter().map(|i| i.id).collect(),
+                    ),
+                    _ => (String::new(), Vec::new()),
+                };
+                self.answer(session, text, ids).await
+            }
+            HookEvent::Stop | HookEvent::PreCompact | HookEvent::SubagentStop => {
+                let pad = self.session_pad(session, roots).await?;
+                if pad.events > 0 {
+                    self.checkpoint_session(&pad).await?;
+                }
+                Ok(HookAnswer::default())
+            }
+            HookEvent::SessionEnd => {
+                let (pad, events) = self.session_log(session, roots).await?;
+                if pad.events == 0 {
+                    return Ok(HookAnswer::default());
+                }
+                let report = self.finalize_session(&pad, outcome_of(&events)).await?;
+                Ok(HookAnswer {
+                    finalized: Some(report),
+                    ..HookAnswer::default()
+                })
+            }
+            HookEvent::PreToolUse => Ok(HookAnswer::default()),
+        }
+    }
+
+    /// A finished tool call: its events go to the log; a read or an edit gets the
+    /// memories about its files the session has not been shown.
+    async fn tool_hook(
+        &self,
+        event: HookEvent,
+        payload: &HookPayload,
+    ) -> Result<HookAnswer, EngramError> {
+        let session = payload.session_id.as_str();
+        let mut events = payload.observer_events(0);
+        // Redacted before anything stores or reads them; without a scanner the texts
+        // are not kept at all.
+        for event in &mut events {
+            match self.scanner {
+                Some(scanner) => {
+                    if let Some(redacted) = event.redacted(scanner) {
+                        *event = redacted;
+                    }
+                }
+                None => forget_texts(event),
+            }
+        }
+        let mut injection = None;
+        if event == HookEvent::PostToolUse {
+            let context = ToolResultContext {
+                tool: payload.tool_name.clone().unwrap_or_default(),
+                input: payload.tool_input.clone(),
+                shown_ids: self.shown(session).await?,
+            };
+            if !context.files().is_empty() {
+                injection = self.augment_tool_result(&context).await?;
+            }
+        }
+        let (text, ids) = match injection {
+            Some(found) => (found.text, found.memory_ids),
+            None => (String::new(), Vec::new()),
+        };
+        let mut statements = Vec::new();
+        if !events.is_empty() {
+            statements.push(Statement::with_params(
+                INSERT_EVENTS,
+                vec![
+                    Value::from(self.project_id()),
+                    Value::from(session),
+                    Value::from(serde_json::to_string(&events).unwrap_or_else(|_| "[]".into())),
+                    Value::Integer(self.host.clock.now_millis()),
+                ],
+            ));
+        }
+        statements.extend(self.shown_statements(session, &ids));
+        if !statements.is_empty() {
+            self.db.transaction(&statements).await?;
+        }
+        Ok(HookAnswer {
+            context: (!text.is_empty()).then_some(text),
+            memory_ids: ids,
+            events_logged: events.len(),
+            finalized: None,
+        })
+    }
+
+    /// Records `ids` as shown in `session` and answers with `text`.
+    async fn answer(
+        &self,
+        session: &str,
+        text: String,
+        ids: Vec<String>,
+    ) -> Result<HookAnswer, EngramError> {
+        let statements = self.shown_statements(session, &ids);
+        if !statements.is_empty() {
+            self.db.transaction(&statements).await?;
+        }
+        Ok(HookAnswer {
+            context: (!text.trim().is_empty()).then_some(text),
+            memory_ids: ids,
+            ..HookAnswer::default()
+        })
+    }
+
+    fn shown_statements(&self, session: &str, ids: &[String]) -> Vec<Statement> {
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        vec![Statement::with_params(
+            INSERT_SHOWN,
+            vec![
+                Value::from(self.project_id()),
+                Value::from(session),
+                Value::from(serde_json::to_string(ids).unwrap_or_else(|_| "[]".into())),
+                Value::Integer(self.host.clock.now_millis()),
+            ],
+        )]
+    }
+
+    /// The memories `session` was shown.
+    async fn shown(&self, session: &str) -> Result<Vec<String>, EngramError> {
+        let rows = self
+            .read_one(Statement::with_params(
+                SELECT_SHOWN,
+                vec![Value::from(self.project_id()), Value::from(session)],
+            ))
+            .await?;
+        rows.rows
+            .iter()
+            .map(|row| match row.first() {
+                Some(value) => value.as_text("memory_id").map(str::to_owned),
+                None => Err(StoreError::Decode("a shown row has no id".into())),
+            })
+            .collect::<Result<_, _>>()
+            .map_err(Into::into)
+    }
+
+    /// The session's scratchpad, replayed from its log.
+    async fn session_pad(
+        &self,
+        session: &str,
+        roots: &[String],
+    ) -> Result<Scratchpad, EngramError> {
+        Ok(self.session_log(session, roots).await?.0)
+    }
+
+    /// The session's scratchpad and its events, replayed from its log in the order they
+    /// were appended; each tool call is a step of its own.
+    async fn session_log(
+        &self,
+        session: &str,
+        roots: &[String],
+    ) -> Result<(Scratchpad, Vec<Event>), EngramError> {
+        let rows = self
+            .read_one(Statement::with_params(
+                SELECT_EVENTS,
+                vec![Value::from(self.project_id()), Value::from(session)],
+            ))
+            .await?;
+        let mut events = Vec::new();
+        for (step, row) in rows.rows.iter().enumerate() {
+            let text = match row.first() {
+                Some(value) => value.as_text("events")?,
+                None => continue,
+            };
+            // A row that cannot be read is skipped, not fatal: the rest still teaches.
+            let Ok(logged) = serde_json::from_str::<Vec<Event>>(text) else {
+                continue;
+            };
+            let step = u32::try_from(step + 1).unwrap_or(u32::MAX);
+            events.extend(logged.into_iter().map(|e| at_step(e, step)));
+        }
+        let mut pad = Scratchpad::new(
+            session.to_owned(),
+            SessionKind::Build,
+            PathNormalizer::new(roots.iter().cloned()),
+        );
+        for event in &events {
+            pad.observe(event);
+        }
+        Ok((pad, events))
+    }
+
+    async fn read_one(&self, statement: Statement) -> Result<engram_store::Rows, EngramError> {
+        let mut results = self.db.pipeline(&[statement]).await?;
+        match results.pop() {
+            Some(result) => result.map_err(|e| StoreError::Sql(e).into()),
+            None => Err(StoreError::Protocol("no result".into()).into()),
+        }
+    }
+}
+
+/// `event` moved to `step` (the log stores step 0; a row's place in the log is its step).
+fn at_step(mut event: Event, step: u32) -> Event {
+    match &mut event {
+        Event::ToolCall(call) => call.step = step,
+        Event::ToolResult(result) => result.step = step,
+        Event::Reasoning { step: s, .. } | Event::StepComplete { step: s, .. } => *s = step,
+        Event::SessionComplete { .. } => {}
+    }
+    event
+}
+
+/// Drops an event's free text (when no scanner could be built to redact it).
+fn forget_texts(event: &mut Event) {
+    match event {
+        Event::ToolCall(call) => call.input = serde_json::Value::Null,
+        Event::ToolResult(result) => result.output.clear(),
+        Event::Reasoning { text, .. } => text.clear(),
+        _ => {}
+    }
+}
+
+/// The session's own work, said first when it resumes or is compacted: the files it
+/// edited and read most.
+fn work_state(pad: &Scratchpad) -> String {
+    let hot = pad.hot_files(WORK_FILES);
+    if hot.is_empty() {
+        return String::new();
+    }
+    let files: Vec<String> = hot
+        .iter()
+        .map(|f| {
+            let what = if f.edits > 0 { "edited" } else { "read" };
+            format!("{} ({what})", engram_core::quote::for_prompt(&f.path))
+        })
+        .collect();
+    format!(
+        "This session so far ({} tool events) worked on: {}.\n\n",
+        pad.events,
+        files.join(", ")
+    )
+}
+
+/// How the session ended, from its evidence: a failure when its last test run failed,
+/// otherwise a success.
+fn outcome_of(events: &[Event]) -> Outcome {
+    let mut last_test: Option<(Option<String>, u32)> = None;
+    let mut failed = false;
+    for event in events {
+        match event {
+            Event::ToolCall(call) if call.tool == "Bash" && runs_tests(&call.input) => {
+                last_test = Some((call.id.clone(), call.step));
+                failed = false;
+            }
+            Event::ToolResult(result) => {
+                if let Some((id, step)) = &last_test {
+                    if result.id == *id && result.step == *step {
+                        failed = result.is_error;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if failed {
+        Outcome::Failure
+    } else {
+        Outcome::Success
+    }
+}
+
+fn runs_tests(input: &serde_json::Value) -> bool {
+    let command = input.get("command").and_then(|c| c.as_str()).unwrap_or("");
+    [
+        "pytest",
+        "cargo test",
+        "cargo nextest",
+        "npm test",
+        "go test",
+        "jest",
+        "vitest",
+        "tox",
+    ]
+    .iter()
+    .any(|runner| command.contains(runner))
+}
+
+fn check_session_id(session: &str) -> Result<(), EngramError> {
+    if session.chars().count() > engram_core::validate::MAX_ID_CHARS
+        || session.chars().any(char::is_control)
+    {
+        return Err(ValidationError::field(
+            "session_id",
+            "must be at most 256 characters, with no control characters",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+const INSERT_EVENTS: &str =
+    "INSERT INTO hook_events (project_id, session_id, events, created_at) VALUES (?1, ?2, ?3, ?4)";
+
+/// `?3` a JSON array of ids; one shown row each, kept once.
+const INSERT_SHOWN: &str =
+    "INSERT OR IGNORE INTO session_shown (project_id, session_id, memory_id, shown_at) \
+SELECT ?1, ?2, value, ?4 FROM json_each(?3)";
+
+const SELECT_SHOWN: &str =
+    "SELECT memory_id FROM session_shown WHERE project_id = ?1 AND session_id = ?2";
+
+const SELECT_EVENTS: &str =
+    "SELECT events FROM hook_events WHERE project_id = ?1 AND session_id = ?2 ORDER BY id";
