@@ -372,6 +372,11 @@ fn a_live_session_through_hooks_learns_what_its_transcript_replay_learns() {
                     .replace(&recorded_root, &project.0.to_string_lossy());
                 let _ = context(&hook(&project.0, &body));
                 sent += 1;
+                // Claude Code stops after each turn; a stop halfway finalizes what was seen.
+                if sent == 90 {
+                    let stop = payload(&project, "Stop", "live", json!({}));
+                    assert_eq!(context(&hook(&project.0, &stop)), None);
+                }
             }
             _ => {}
         }

@@ -319,7 +319,8 @@ pub const MIGRATIONS: &[Migration] = &[
 /// Version 14: what the agent's hooks saw, per session. Each hook is a process of its own
 /// and several run at once, so a session's events are appended (one insert each, never a
 /// read-modify-write that a parallel hook could overwrite) and the observer replays them;
-/// the memories injected into a session are kept so none is injected twice.
+/// the memories injected into a session are kept so none is injected twice; and a
+/// finalized session keeps its contribution to the statistics.
 const HOOK_SESSIONS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS hook_events (
   id         INTEGER PRIMARY KEY,
@@ -329,6 +330,15 @@ const HOOK_SESSIONS: &[&str] = &[
   created_at INTEGER NOT NULL
 )",
     "CREATE INDEX IF NOT EXISTS idx_hook_events_session ON hook_events(project_id, session_id, id)",
+    // What each session added to the statistics, so that finalizing it again (a session
+    // resumed, a turn ended) adds only what is new. A table of its own, not a column:
+    // migrations must be safe to run twice (two processes opening one new database).
+    "CREATE TABLE IF NOT EXISTS observer_session_contributions (
+  project_id   TEXT NOT NULL,
+  session_id   TEXT NOT NULL,
+  contribution TEXT NOT NULL,
+  PRIMARY KEY (project_id, session_id)
+) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS session_shown (
   project_id TEXT NOT NULL,
   session_id TEXT NOT NULL,

@@ -35,19 +35,19 @@ fn session(id: &str, commands: &[(&str, &str, bool)]) -> Scratchpad {
     pad
 }
 
+/// Reads two auth files and edits one, as a typical session does.
+const TYPICAL: [(&str, &str, bool); 3] = [
+    ("cat /repo/src/auth/session.py", "…", false),
+    ("nl -ba src/auth/tokens.py | sed -n '1,40p'", "…", false),
+    (
+        "sed -i 's/ttl = 60/ttl = 600/' src/auth/tokens.py",
+        "",
+        false,
+    ),
+];
+
 fn typical(id: &str) -> Scratchpad {
-    session(
-        id,
-        &[
-            ("cat /repo/src/auth/session.py", "…", false),
-            ("nl -ba src/auth/tokens.py | sed -n '1,40p'", "…", false),
-            (
-                "sed -i 's/ttl = 60/ttl = 600/' src/auth/tokens.py",
-                "",
-                false,
-            ),
-        ],
-    )
+    session(id, &TYPICAL)
 }
 
 async fn count(db: &LocalDatabase, sql: &str) -> i64 {
@@ -429,4 +429,75 @@ async fn a_near_duplicate_of_an_existing_memory_is_not_promoted() {
         second.discarded
     );
     drop(engram);
+}
+
+/// The statistics tables as finalizing left them, without their timestamps.
+async fn statistics(db: &LocalDatabase) -> Vec<String> {
+    let rows = db
+        .pipeline(&[
+            Statement::new("SELECT key, sessions, occurrences FROM observer_signal_counts ORDER BY key"),
+            Statement::new("SELECT file_path, access_count, session_count FROM observer_file_nodes ORDER BY file_path"),
+            Statement::new(
+                "SELECT file_a, file_b, raw_count, session_count, round(weight, 6), directional \
+                 FROM observer_co_access_edges ORDER BY file_a, file_b",
+            ),
+            Statement::new("SELECT module, count FROM observer_module_session_counts ORDER BY module"),
+            Statement::new("SELECT session_id, outcome, promoted FROM observer_sessions ORDER BY session_id"),
+            Statement::new("SELECT type, content FROM memories ORDER BY content"),
+        ])
+        .await
+        .expect("statistics");
+    rows.into_iter()
+        .flat_map(|r| r.expect("statement").rows)
+        .map(|row| format!("{row:?}"))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_session_finalized_as_it_grows_is_counted_once_and_learns_what_came_later() {
+    let (_once_file, once_db) = open_db("observer-once").await;
+    let once = open_engram(&once_db).await;
+    let (_grown_file, grown_db) = open_db("observer-grown").await;
+    let grown = open_engram(&grown_db).await;
+
+    once.finalize_session(&typical("s1"), Outcome::Success)
+        .await
+        .expect("s1 at its end");
+    let first = grown
+        .finalize_session(&session("s1", &TYPICAL[..2]), Outcome::Success)
+        .await
+        .expect("s1 after two steps");
+    assert!(!first.already_finalized);
+    let later = grown
+        .finalize_session(&typical("s1"), Outcome::Success)
+        .await
+        .expect("s1 after three steps");
+    assert!(later.already_finalized);
+    let again = grown
+        .finalize_session(&typical("s1"), Outcome::Success)
+        .await
+        .expect("s1 once more");
+    assert!(again.promoted.is_empty());
+    assert_eq!(statistics(&grown_db).await, statistics(&once_db).await);
+
+    // Two more sessions: the pair is promoted on the third session in both, once.
+    for engram in [&once, &grown] {
+        for id in ["s2", "s3"] {
+            engram
+                .finalize_session(&typical(id), Outcome::Success)
+                .await
+                .expect("later sessions");
+        }
+    }
+    let promoted = statistics(&grown_db).await;
+    assert_eq!(promoted, statistics(&once_db).await);
+    let coupled = promoted
+        .iter()
+        .filter(|row| row.contains("causal_dependency") && row.contains("are worked on together"))
+        .count();
+    assert_eq!(coupled, 1, "{promoted:#?}");
+    assert!(
+        promoted.contains(&r#"[Text("s1"), Text("success"), Integer(0)]"#.to_owned()),
+        "s1 is one session however often it was finalized: {promoted:#?}"
+    );
 }

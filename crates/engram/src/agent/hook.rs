@@ -35,8 +35,8 @@ pub struct HookAnswer {
 
 impl<D: Database> Engram<D> {
     /// Handles one hook: logs the tool events, answers the injection points (never a
-    /// memory the session was shown before), checkpoints the session on Stop and PreCompact
-    /// and finalizes it on SessionEnd. `roots` are the project's absolute roots, stripped
+    /// memory the session was shown before), checkpoints the session on PreCompact and
+    /// SubagentStop and finalizes it, incrementally, on Stop and SessionEnd. `roots` are the project's absolute roots, stripped
     /// from paths. Events engram has no use for answer nothing.
     pub async fn answer_hook(
         &self,
@@ -94,14 +94,17 @@ impl<D: Database> Engram<D> {
                 };
                 self.answer(session, text, ids).await
             }
-            HookEvent::Stop | HookEvent::PreCompact | HookEvent::SubagentStop => {
+            HookEvent::PreCompact | HookEvent::SubagentStop => {
                 let pad = self.session_pad(session, roots).await?;
                 if pad.events > 0 {
                     self.checkpoint_session(&pad).await?;
                 }
                 Ok(HookAnswer::default())
             }
-            HookEvent::SessionEnd => {
+            // Claude Code stops after every turn: each stop brings the session's learning
+            // up to date (finalizing is incremental), so a session that is never ended
+            // still teaches.
+            HookEvent::Stop | HookEvent::SessionEnd => {
                 let (pad, events) = self.session_log(session, roots).await?;
                 if pad.events == 0 {
                     return Ok(HookAnswer::default());

@@ -2,6 +2,7 @@
 //! cross-session statistics read in one round trip, and the promoted memories, the updated
 //! statistics and the session record are written in one transaction.
 
+mod contribution;
 mod sql;
 
 use std::collections::HashMap;
@@ -9,7 +10,6 @@ use std::collections::HashMap;
 use engram_core::time::rfc3339_from_millis;
 use engram_core::{MemorySource, MemoryType, NewMemory, TrustFlags};
 use engram_observer::finalize::{observer_tag, Discarded};
-use engram_observer::fingerprint::stable_hash;
 use engram_observer::paths::module_of;
 use engram_observer::{HotFile, Outcome, Prior, Scratchpad, SignalClass};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
@@ -65,7 +65,8 @@ pub struct SessionReport {
     pub promoted: Vec<PromotedMemory>,
     /// Observations not promoted, with the filter that dropped them.
     pub discarded: Vec<Discarded>,
-    /// The session had been finalized before; nothing was written.
+    /// The session had been finalized before: only what it did since is learned from
+    /// (nothing at all for a session finalized before engram kept its contribution).
     pub already_finalized: bool,
     /// The host LLM rewrote the memories' content (one call).
     pub synthesized_by_llm: bool,
@@ -174,10 +175,12 @@ impl<D: Database> Engram<D> {
         Ok(pairs.len())
     }
 
-    /// Ends a session: looks up what earlier sessions showed, runs the promotion filters,
-    /// lets the host LLM (if any, one call) rewrite the surviving memories, and stores them
-    /// with the updated cross-session statistics in one transaction. Finalizing the same
-    /// session id twice writes nothing the second time.
+    /// Ends a session, or brings a finalized one up to date: looks up what earlier
+    /// sessions showed, runs the promotion filters, lets the host LLM (if any, one call)
+    /// rewrite the surviving memories, and stores them with the updated cross-session
+    /// statistics in one transaction. Finalizing a session again learns only from what it
+    /// did since (its earlier share of the statistics is kept with it): the same session
+    /// twice writes no memory and counts nothing twice.
     pub async fn finalize_session(
         &self,
         pad: &Scratchpad,
@@ -225,7 +228,13 @@ impl<D: Database> Engram<D> {
             synthesized_by_llm: false,
             triggers: pad.triggers.clone(),
         };
-        if report.already_finalized {
+        let previous = match seen.rows.first().and_then(|row| row.first()) {
+            Some(value) => contribution::Contribution::decode(value.as_opt_text("contribution")?),
+            None => None,
+        };
+        // A session finalized before its contribution was kept cannot be finalized again
+        // without counting it twice.
+        if report.already_finalized && previous.is_none() {
             self.db
                 .transaction(&[Statement::with_params(
                     sql::DELETE_CHECKPOINT,
@@ -234,7 +243,7 @@ impl<D: Database> Engram<D> {
                 .await?;
             return Ok(report);
         }
-        let prior = prior_from(
+        let mut prior = prior_from(
             counts,
             promoted_tags,
             module_counts,
@@ -242,6 +251,9 @@ impl<D: Database> Engram<D> {
             &keys,
             &tags,
         )?;
+        if let Some(previous) = &previous {
+            previous.remove_from(&mut prior);
+        }
         let finalized = pad.finalize_observations(observations, outcome, &prior);
         let mut candidates = finalized.promoted;
         report.discarded = finalized.discarded;
@@ -256,7 +268,8 @@ impl<D: Database> Engram<D> {
         }
         let now_ms = self.host.clock.now_millis();
         let mut synthesized = Vec::new();
-        for module in &finalized.modules {
+        let first_time = |module: &str| previous.as_ref().is_none_or(|p| !p.has_module(module));
+        for module in finalized.modules.iter().filter(|m| first_time(m)) {
             let count = prior.module_sessions.get(module).copied().unwrap_or(0) + 1;
             if SYNTHESIS_THRESHOLDS.contains(&count) {
                 let memory = module_summary(pad, module, count, &prior);
@@ -266,14 +279,19 @@ impl<D: Database> Engram<D> {
         memories.extend(synthesized.iter().map(|(_, _, m)| m.clone()));
 
         let (mut statements, remembered, stored) = self.prepare_memories(memories).await?;
-        statements.extend(self.statistics_statements(
-            pad,
-            outcome,
-            &finalized.observed,
-            &finalized.modules,
-            remembered.len(),
-            now_ms,
-        ));
+        statements.extend(
+            contribution::Statistics {
+                project,
+                pad,
+                outcome,
+                observed: &finalized.observed,
+                modules: &finalized.modules,
+                promoted: remembered.len(),
+                now: rfc3339_from_millis(now_ms),
+                previous: previous.as_ref(),
+            }
+            .statements(),
+        );
         for (module, count, _) in &synthesized {
             statements.push(Statement::with_params(
                 sql::INSERT_SYNTHESIS,
@@ -392,123 +410,7 @@ impl<D: Database> Engram<D> {
         *candidates = kept;
         Ok(())
     }
-
-    /// The statements that record the session and fold it into the statistics.
-    fn statistics_statements(
-        &self,
-        pad: &Scratchpad,
-        outcome: Outcome,
-        observed: &[(String, u32)],
-        modules: &[String],
-        promoted: usize,
-        now_ms: i64,
-    ) -> Vec<Statement> {
-        let project = Value::from(self.project_id());
-        let session = Value::from(pad.session_id.as_str());
-        let now = Value::from(rfc3339_from_millis(now_ms));
-        let files: Vec<(&str, u32)> = pad
-            .files
-            .iter()
-            .filter(|f| !f.deleted)
-            .map(|f| (f.path.as_str(), f.reads + f.edits))
-            .collect();
-        let mut pairs: Vec<(&str, &str, u32, u32)> = pad
-            .pairs
-            .iter()
-            .filter_map(|(&key, p)| {
-                let a = pad.file((key >> 32) as u32)?;
-                let b = pad.file((key & 0xffff_ffff) as u32)?;
-                // Stored with file_a < file_b; `a_first` counts file_a coming first.
-                Some(if a.path <= b.path {
-                    (a.path.as_str(), b.path.as_str(), p.count, p.low_first)
-                } else {
-                    (
-                        b.path.as_str(),
-                        a.path.as_str(),
-                        p.count,
-                        p.count - p.low_first,
-                    )
-                })
-            })
-            .collect();
-        pairs.sort_by(|x, y| y.2.cmp(&x.2).then(x.0.cmp(y.0)).then(x.1.cmp(y.1)));
-        pairs.truncate(engram_observer::finalize::TOP_PAIRS * 5);
-        let errors: Vec<ErrorRow> = pad
-            .errors
-            .values()
-            .filter(|e| !e.signature.is_empty())
-            .map(|e| {
-                let resolved = e.resolved_step.map(|step| {
-                    let files: Vec<&str> = e
-                        .fixed_by
-                        .iter()
-                        .filter_map(|&f| pad.file(f))
-                        .map(|f| f.path.as_str())
-                        .collect();
-                    if files.is_empty() {
-                        format!("passed at step {step}")
-                    } else {
-                        format!("passed at step {step} after editing {}", files.join(", "))
-                    }
-                });
-                (
-                    stable_hash(&format!(
-                        "{}|{}|{}",
-                        self.project_id(),
-                        e.subject,
-                        e.signature
-                    )),
-                    e.subject.as_str(),
-                    e.signature.as_str(),
-                    e.line.as_str(),
-                    e.count,
-                    resolved,
-                )
-            })
-            .collect();
-        let statement = |sql: &str, params: Vec<Value>| Statement::with_params(sql, params);
-        vec![
-            statement(
-                sql::INSERT_SESSION,
-                vec![
-                    project.clone(),
-                    session.clone(),
-                    Value::from(outcome.as_str()),
-                    Value::Integer(i64::from(pad.step)),
-                    Value::Integer(i64::try_from(pad.events).unwrap_or(i64::MAX)),
-                    Value::Integer(promoted as i64),
-                    now.clone(),
-                ],
-            ),
-            statement(
-                sql::UPSERT_SIGNAL_COUNTS,
-                vec![
-                    project.clone(),
-                    json(&observed),
-                    session.clone(),
-                    now.clone(),
-                ],
-            ),
-            statement(
-                sql::UPSERT_FILE_NODES,
-                vec![project.clone(), json(&files), now.clone()],
-            ),
-            statement(
-                sql::UPSERT_CO_ACCESS,
-                vec![project.clone(), json(&pairs), now.clone()],
-            ),
-            statement(
-                sql::UPSERT_ERRORS,
-                vec![project.clone(), json(&errors), session.clone(), now],
-            ),
-            statement(sql::UPSERT_MODULES, vec![project.clone(), json(&modules)]),
-            statement(sql::DELETE_CHECKPOINT, vec![session, project]),
-        ]
-    }
 }
-
-/// One error pattern row: id, subject, fingerprint, line, count, how it was resolved.
-type ErrorRow<'a> = (String, &'a str, &'a str, &'a str, u32, Option<String>);
 
 fn json<T: Serialize + ?Sized>(value: &T) -> Value {
     Value::from(serde_json::to_string(value).unwrap_or_else(|_| "[]".to_owned()))

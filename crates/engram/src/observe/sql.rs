@@ -1,9 +1,12 @@
 //! The observer's SQL: prior statistics read in one pipeline, updates written with the
 //! promoted memories in one transaction. Lists travel as one JSON parameter each.
 
-/// `?1` project, `?2` session id: whether the session was finalized before.
+/// `?1` project, `?2` session id: whether the session was finalized before, and what it
+/// contributed then.
 pub const SESSION_SEEN: &str =
-    "SELECT 1 FROM observer_sessions WHERE project_id = ?1 AND session_id = ?2";
+    "SELECT c.contribution FROM observer_sessions s LEFT JOIN observer_session_contributions c \
+ON c.project_id = s.project_id AND c.session_id = s.session_id \
+WHERE s.project_id = ?1 AND s.session_id = ?2";
 
 /// `?1` project, `?2` JSON array of keys: sessions and occurrences so far.
 pub const SIGNAL_COUNTS: &str = "SELECT key, sessions, occurrences FROM observer_signal_counts \
@@ -22,16 +25,27 @@ WHERE project_id = ?1 AND module IN (SELECT value FROM json_each(?2))";
 pub const CLASS_REJECTIONS: &str = "SELECT json_extract(tags, '$[0]') AS class, count(*), \
 sum(deprecated) FROM memories WHERE project_id = ?1 AND source = 'observer_inferred' GROUP BY class";
 
-/// `?1` project, `?2` session, `?3` outcome, `?4` steps, `?5` events, `?6` promoted, `?7` now.
-pub const INSERT_SESSION: &str = "INSERT INTO observer_sessions \
+/// `?1` project, `?2` session, `?3` outcome, `?4` steps, `?5` events, `?6` memories promoted
+/// by this finalize, `?7` now.
+pub const UPSERT_SESSION: &str = "INSERT INTO observer_sessions \
 (project_id, session_id, outcome, steps, events, promoted, finalized_at) \
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+ON CONFLICT (project_id, session_id) DO UPDATE SET outcome = excluded.outcome, \
+steps = excluded.steps, events = excluded.events, promoted = promoted + excluded.promoted, \
+finalized_at = excluded.finalized_at";
 
-/// `?1` project, `?2` JSON `[[key, count], …]`, `?3` session, `?4` now.
+/// `?1` project, `?2` session, `?3` the session's contribution so far (JSON).
+pub const UPSERT_CONTRIBUTION: &str = "INSERT INTO observer_session_contributions \
+(project_id, session_id, contribution) VALUES (?1, ?2, ?3) \
+ON CONFLICT (project_id, session_id) DO UPDATE SET contribution = excluded.contribution";
+
+/// `?1` project, `?2` JSON `[[key, new session (0 or 1), more occurrences], …]`, `?3`
+/// session, `?4` now.
 pub const UPSERT_SIGNAL_COUNTS: &str = "INSERT INTO observer_signal_counts \
 (project_id, key, sessions, occurrences, last_session_id, updated_at) \
-SELECT ?1, json_extract(value, '$[0]'), 1, json_extract(value, '$[1]'), ?3, ?4 FROM json_each(?2) WHERE true \
-ON CONFLICT (project_id, key) DO UPDATE SET sessions = sessions + 1, \
+SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), ?3, ?4 \
+FROM json_each(?2) WHERE true \
+ON CONFLICT (project_id, key) DO UPDATE SET sessions = sessions + excluded.sessions, \
 occurrences = occurrences + excluded.occurrences, last_session_id = excluded.last_session_id, \
 updated_at = excluded.updated_at";
 
@@ -56,39 +70,42 @@ ON CONFLICT (file_a, file_b, project_id) DO UPDATE SET raw_count = raw_count + e
 task_type_breakdown = json_set(task_type_breakdown, '$.git', \
   coalesce(json_extract(task_type_breakdown, '$.git'), 0) + excluded.raw_count)";
 
-/// `?1` project, `?2` JSON `[[path, accesses], …]`, `?3` now.
+/// `?1` project, `?2` JSON `[[path, more accesses, new session (0 or 1)], …]`, `?3` now.
 pub const UPSERT_FILE_NODES: &str = "INSERT INTO observer_file_nodes \
 (file_path, project_id, access_count, last_accessed_at, session_count) \
-SELECT json_extract(value, '$[0]'), ?1, json_extract(value, '$[1]'), ?3, 1 FROM json_each(?2) WHERE true \
+SELECT json_extract(value, '$[0]'), ?1, json_extract(value, '$[1]'), ?3, json_extract(value, '$[2]') \
+FROM json_each(?2) WHERE true \
 ON CONFLICT (file_path, project_id) DO UPDATE SET access_count = access_count + excluded.access_count, \
-last_accessed_at = excluded.last_accessed_at, session_count = session_count + 1";
+last_accessed_at = excluded.last_accessed_at, session_count = session_count + excluded.session_count";
 
-/// `?1` project, `?2` JSON `[[file_a, file_b, count, a_first], …]` (a < b), `?3` now.
-/// The weight is the share of the project's observed sessions that showed the pair; the edge
-/// is directional when one file came first at least 80% of the time.
+/// `?1` project, `?2` JSON `[[file_a, file_b, more times, a_first, new session (0 or 1),
+/// times], …]` (a < b; `a_first` and `times` are the session's totals), `?3` now. The weight
+/// is the share of the project's observed sessions that showed the pair; the edge is
+/// directional when one file came first at least 80% of the time.
 pub const UPSERT_CO_ACCESS: &str = "INSERT INTO observer_co_access_edges \
 (file_a, file_b, project_id, weight, raw_count, session_count, directional, last_observed_at) \
 SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?1, \
 1.0 / max(1, (SELECT count(*) FROM observer_sessions WHERE project_id = ?1)), \
-json_extract(value, '$[2]'), 1, \
-CASE WHEN json_extract(value, '$[3]') * 5 >= json_extract(value, '$[2]') * 4 \
-  OR json_extract(value, '$[3]') * 5 <= json_extract(value, '$[2]') THEN 1 ELSE 0 END, ?3 \
+json_extract(value, '$[2]'), json_extract(value, '$[4]'), \
+CASE WHEN json_extract(value, '$[3]') * 5 >= json_extract(value, '$[5]') * 4 \
+  OR json_extract(value, '$[3]') * 5 <= json_extract(value, '$[5]') THEN 1 ELSE 0 END, ?3 \
 FROM json_each(?2) WHERE true \
 ON CONFLICT (file_a, file_b, project_id) DO UPDATE SET raw_count = raw_count + excluded.raw_count, \
-session_count = session_count + 1, \
-weight = min(1.0, (session_count + 1) * 1.0 / max(1, (SELECT count(*) FROM observer_sessions WHERE project_id = ?1))), \
+session_count = session_count + excluded.session_count, \
+weight = min(1.0, (session_count + excluded.session_count) * 1.0 / max(1, (SELECT count(*) FROM observer_sessions WHERE project_id = ?1))), \
 directional = directional AND excluded.directional, last_observed_at = excluded.last_observed_at";
 
-/// `?1` project, `?2` JSON `[[id, subject, fingerprint, line, count, resolved_how], …]`,
-/// `?3` session, `?4` now.
+/// `?1` project, `?2` JSON `[[id, subject, fingerprint, line, more occurrences, resolved_how,
+/// new session (0 or 1)], …]`, `?3` session, `?4` now. A session is listed once.
 pub const UPSERT_ERRORS: &str = "INSERT INTO observer_error_patterns \
 (id, project_id, tool_name, error_fingerprint, error_message, occurrence_count, last_seen_at, resolved_how, sessions) \
 SELECT json_extract(value, '$[0]'), ?1, json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
-json_extract(value, '$[3]'), json_extract(value, '$[4]'), ?4, json_extract(value, '$[5]'), json_array(?3) \
+json_extract(value, '$[3]'), json_extract(value, '$[4]'), ?4, json_extract(value, '$[5]'), \
+CASE WHEN json_extract(value, '$[6]') THEN json_array(?3) ELSE '[]' END \
 FROM json_each(?2) WHERE true \
 ON CONFLICT (id) DO UPDATE SET occurrence_count = occurrence_count + excluded.occurrence_count, \
 last_seen_at = excluded.last_seen_at, resolved_how = coalesce(excluded.resolved_how, resolved_how), \
-sessions = json_insert(sessions, '$[#]', ?3)";
+sessions = CASE WHEN excluded.sessions = '[]' THEN sessions ELSE json_insert(sessions, '$[#]', ?3) END";
 
 /// `?1` project, `?2` JSON array of modules.
 pub const UPSERT_MODULES: &str =
