@@ -149,6 +149,35 @@ pub fn database_path(root: &Path) -> PathBuf {
     root.join(ENGRAM_DIR).join("engram.db")
 }
 
+/// The settings files under which `engram hook` is installed for the project at `root`:
+/// its `.claude/settings.json` and `.claude/settings.local.json`, and the user's.
+pub fn installed_in(root: &Path) -> Vec<PathBuf> {
+    let mut candidates = vec![
+        root.join(".claude/settings.json"),
+        root.join(".claude/settings.local.json"),
+    ];
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(PathBuf::from(home).join(".claude/settings.json"));
+    }
+    candidates
+        .into_iter()
+        .filter(|path| {
+            std::fs::read_to_string(path)
+                .is_ok_and(|text| text.contains("engram") && text.contains(" hook"))
+        })
+        .collect()
+}
+
+/// The last `n` lines of the project's hook log.
+pub fn recent_errors(root: &Path, n: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(root.join(ENGRAM_DIR).join(HOOK_LOG)).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect()
+}
+
 fn describe(error: &CliError) -> String {
     match error {
         CliError::Engram(e) => format!("{}: {e}", e.code()),

@@ -374,7 +374,14 @@ async fn execute<D: Database>(
         },
         Command::Status => {
             let status = engram.embedding_status().await?;
-            output::status(status.as_ref(), json);
+            let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+            let root = engram_cli::hook::project_root(&cwd);
+            let hooks = output::HooksView {
+                installed_in: engram_cli::hook::installed_in(&root),
+                status: engram.hook_status().await?,
+                recent_errors: engram_cli::hook::recent_errors(&root, 3),
+            };
+            output::status(status.as_ref(), &hooks, json);
         }
         Command::Index(args) => code::index(&engram, &args, json).await?,
         Command::Observe(observe::ObserveCommand::Replay(args)) => {

@@ -297,11 +297,57 @@ pub fn progress(progress: &engram::EmbedProgress, json: bool) {
 }
 
 /// Prints the embedder's state.
-pub fn status(status: Option<&engram::EmbeddingStatus>, json: bool) {
+/// What `engram status` says about the agent hooks of the project.
+#[derive(Debug)]
+pub struct HooksView {
+    /// Settings files that run `engram hook`.
+    pub installed_in: Vec<std::path::PathBuf>,
+    /// What the hooks have seen.
+    pub status: engram::HookStatus,
+    /// The last lines of the hook log.
+    pub recent_errors: Vec<String>,
+}
+
+/// Prints the embedder's and the hooks' state.
+pub fn status(status: Option<&engram::EmbeddingStatus>, hooks: &HooksView, json: bool) {
     if json {
-        say!("{}", serde_json::to_string(&status).unwrap_or_default());
+        let mut view = serde_json::to_value(&hooks.status).unwrap_or_default();
+        view["installedIn"] = json!(hooks.installed_in);
+        view["recentErrors"] = json!(hooks.recent_errors);
+        say!("{}", json!({ "embedder": status, "hooks": view }));
         return;
     }
+    embedder_status(status);
+    let where_ = if hooks.installed_in.is_empty() {
+        "not installed".to_owned()
+    } else {
+        let files: Vec<String> = hooks
+            .installed_in
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        format!("installed in {}", files.join(", "))
+    };
+    say!("claude code hooks: {where_}");
+    let h = &hooks.status;
+    say!(
+        "  {} sessions observed ({} tool events); {} finalized, {} memories learned in the last five",
+        h.sessions_logged,
+        h.events_logged,
+        h.sessions_finalized,
+        h.learned_recently
+    );
+    if hooks.recent_errors.is_empty() {
+        say!("  no hook errors");
+    } else {
+        say!("  last hook errors:");
+        for line in &hooks.recent_errors {
+            say!("    {line}");
+        }
+    }
+}
+
+fn embedder_status(status: Option<&engram::EmbeddingStatus>) {
     let Some(status) = status else {
         say!("no embedder: keyword search only");
         return;

@@ -444,3 +444,38 @@ fn a_session_starts_with_standing_decisions_and_a_prompt_never_repeats_them() {
     );
     assert_eq!(project.log(), "");
 }
+
+#[test]
+fn status_shows_the_hooks_sessions_and_their_last_errors() {
+    let project = Project::new("status");
+    std::fs::create_dir_all(project.0.join(".claude")).expect(".claude");
+    std::fs::write(
+        project.0.join(".claude/settings.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "engram hook"}]}]}}"#,
+    )
+    .expect("settings");
+    let read = read_of(&project, "s1", "src/app.py");
+    assert_eq!(context(&hook(&project.0, &read)), None);
+    assert_eq!(context(&hook(&project.0, "garbage")), None);
+    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .args(["--no-embed", "--json", "status"])
+        .current_dir(&project.0)
+        .env_remove("ENGRAM_DB")
+        .output()
+        .expect("engram runs");
+    assert!(output.status.success(), "{output:?}");
+    let status: Json = serde_json::from_slice(&output.stdout).expect("status JSON");
+    let hooks = &status["hooks"];
+    assert_eq!(hooks["sessionsLogged"], 1, "{status}");
+    assert_eq!(hooks["eventsLogged"], 1, "{status}");
+    assert_eq!(
+        hooks["installedIn"].as_array().map(Vec::len),
+        Some(1),
+        "{status}"
+    );
+    assert_eq!(
+        hooks["recentErrors"].as_array().map(Vec::len),
+        Some(1),
+        "{status}"
+    );
+}

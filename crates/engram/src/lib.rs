@@ -39,8 +39,8 @@ mod sql;
 mod vector_index;
 
 pub use crate::agent::{
-    HookAnswer, PlannerContext, PlannerRequest, PromptContext, PromptOutput, SessionContext,
-    SessionStart, ToolOutput, ToolResultContext, STANDING_MEMORIES,
+    HookAnswer, HookStatus, PlannerContext, PlannerRequest, PromptContext, PromptOutput,
+    SessionContext, SessionStart, ToolOutput, ToolResultContext, STANDING_MEMORIES,
 };
 pub use crate::breaker::{Circuit, FAILURES_TO_OPEN, RETRY_AFTER_MILLIS};
 pub use crate::cache::{CACHE_CAPACITY, CACHE_TTL_MILLIS};

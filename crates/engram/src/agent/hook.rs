@@ -33,7 +33,44 @@ pub struct HookAnswer {
     pub finalized: Option<SessionReport>,
 }
 
+/// What the hooks have seen in this project, for `engram status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookStatus {
+    /// Sessions with events in the hooks' log.
+    pub sessions_logged: u64,
+    /// Tool events in the hooks' log.
+    pub events_logged: u64,
+    /// Sessions the observer finalized (from hooks or replays).
+    pub sessions_finalized: u64,
+    /// Memories the observer learned in the last five finalized sessions.
+    pub learned_recently: u64,
+}
+
 impl<D: Database> Engram<D> {
+    /// What the hooks have seen in this project. One round trip.
+    pub async fn hook_status(&self) -> Result<HookStatus, EngramError> {
+        let rows = self
+            .read_one(Statement::with_params(
+                HOOK_STATUS,
+                vec![Value::from(self.project_id())],
+            ))
+            .await?;
+        let cell = |i: usize| -> Result<u64, EngramError> {
+            let value = rows.rows.first().and_then(|r| r.get(i));
+            Ok(match value {
+                Some(v) => u64::try_from(v.as_i64("count")?).unwrap_or(0),
+                None => 0,
+            })
+        };
+        Ok(HookStatus {
+            sessions_logged: cell(0)?,
+            events_logged: cell(1)?,
+            sessions_finalized: cell(2)?,
+            learned_recently: cell(3)?,
+        })
+    }
+
     /// Handles one hook: logs the tool events, answers the injection points (never a
     /// memory the session was shown before), checkpoints the session on PreCompact and
     /// SubagentStop and finalizes it, incrementally, on Stop and SessionEnd. `roots` are the project's absolute roots, stripped
@@ -397,3 +434,10 @@ const SELECT_SHOWN: &str =
 
 const SELECT_EVENTS: &str =
     "SELECT events FROM hook_events WHERE project_id = ?1 AND session_id = ?2 ORDER BY id";
+
+const HOOK_STATUS: &str = "SELECT \
+(SELECT count(DISTINCT session_id) FROM hook_events WHERE project_id = ?1), \
+(SELECT count(*) FROM hook_events WHERE project_id = ?1), \
+(SELECT count(*) FROM observer_sessions WHERE project_id = ?1), \
+(SELECT coalesce(sum(promoted), 0) FROM (SELECT promoted FROM observer_sessions \
+ WHERE project_id = ?1 ORDER BY finalized_at DESC LIMIT 5))";

@@ -18,7 +18,7 @@ use engram_retrieval::packing::PackedContext;
 use engram_store::{Database, Statement, Value};
 use serde::{Deserialize, Serialize};
 
-pub use self::hook::HookAnswer;
+pub use self::hook::{HookAnswer, HookStatus};
 pub use self::plan::{PlannerContext, PlannerRequest};
 pub use self::prompts::PromptOutput;
 pub use self::session::{SessionContext, SessionStart, STANDING_MEMORIES};
