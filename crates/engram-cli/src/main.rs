@@ -204,14 +204,6 @@ fn parse_type(text: &str) -> Result<MemoryType, String> {
     })
 }
 
-/// The host's clock, for backup names.
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = cli.json;
@@ -254,7 +246,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 from,
             } = &cli.command
             {
-                let restored = backup::restore(&path, from.as_deref(), now_ms())?;
+                let restored = backup::restore(&path, from.as_deref(), engram_cli::now_millis())?;
                 output::restored(&path, &restored, cli.json);
                 return Ok(());
             }
@@ -272,14 +264,14 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let engram = open::open(&db, &cli.target).await?;
             match &cli.command {
                 Command::Backup => {
-                    let taken = backup::take(&db, &path, now_ms()).await?;
+                    let taken = backup::take(&db, &path, engram_cli::now_millis()).await?;
                     output::backed_up(&taken, cli.json);
                     return Ok(());
                 }
                 Command::Doctor | Command::Repair { .. } => {}
                 _ => {
                     // A failed backup is said, not fatal: the command the user asked for runs.
-                    if let Err(e) = backup::rotate(&db, &path, now_ms()).await {
+                    if let Err(e) = backup::rotate(&db, &path, engram_cli::now_millis()).await {
                         let reason = match e {
                             CliError::Engram(e) => e.to_string(),
                             CliError::NotFound(what) | CliError::Usage(what) => what,

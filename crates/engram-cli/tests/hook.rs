@@ -98,7 +98,8 @@ fn remember(project: &Project, content: &str, file: &str) {
     assert!(output.status.success(), "{output:?}");
 }
 
-fn count(db: &Path, sql: &str, session: &str) -> i64 {
+/// The rows `sql` reads from the database at `db`, with `params`.
+fn rows(db: &Path, sql: &str, params: Vec<Value>) -> Vec<Vec<Value>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -108,12 +109,17 @@ fn count(db: &Path, sql: &str, session: &str) -> i64 {
             .await
             .expect("open");
         let results = db
-            .pipeline(&[Statement::with_params(sql, vec![Value::from(session)])])
+            .pipeline(&[Statement::with_params(sql, params)])
             .await
             .expect("read");
-        let rows = results.into_iter().next().expect("one").expect("ok");
-        rows.rows[0][0].as_i64("count").expect("count")
+        results.into_iter().next().expect("one").expect("ok").rows
     })
+}
+
+fn count(db: &Path, sql: &str, session: &str) -> i64 {
+    rows(db, sql, vec![Value::from(session)])[0][0]
+        .as_i64("count")
+        .expect("count")
 }
 
 fn read_of(project: &Project, session: &str, file: &str) -> String {
@@ -301,26 +307,14 @@ fn eval_dir() -> Option<PathBuf> {
 }
 
 fn memory_contents(db: &Path) -> Vec<String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let db = LocalDatabase::open(&db.to_string_lossy())
-            .await
-            .expect("open");
-        let results = db
-            .pipeline(&[Statement::new(
-                "SELECT content FROM memories ORDER BY content",
-            )])
-            .await
-            .expect("read");
-        let rows = results.into_iter().next().expect("one").expect("ok");
-        rows.rows
-            .iter()
-            .map(|r| r[0].as_text("content").expect("text").to_owned())
-            .collect()
-    })
+    rows(
+        db,
+        "SELECT content FROM memories ORDER BY content",
+        Vec::new(),
+    )
+    .iter()
+    .map(|r| r[0].as_text("content").expect("text").to_owned())
+    .collect()
 }
 
 /// A real Claude Code session's tool calls, sent one hook process each as Claude Code

@@ -51,7 +51,7 @@ impl<D: Database> Engram<D> {
     /// What the hooks have seen in this project. One round trip.
     pub async fn hook_status(&self) -> Result<HookStatus, EngramError> {
         let rows = self
-            .read_one(Statement::with_params(
+            .single(Statement::with_params(
                 HOOK_STATUS,
                 vec![Value::from(self.project_id())],
             ))
@@ -179,12 +179,14 @@ impl<D: Database> Engram<D> {
         }
         let mut injection = None;
         if event == HookEvent::PostToolUse {
-            let context = ToolResultContext {
+            let mut context = ToolResultContext {
                 tool: payload.tool_name.clone().unwrap_or_default(),
                 input: payload.tool_input.clone(),
-                shown_ids: self.shown(session).await?,
+                shown_ids: Vec::new(),
             };
+            // Most tool calls touch no file: they cost no read of the shown set.
             if !context.files().is_empty() {
+                context.shown_ids = self.shown(session).await?;
                 injection = self.augment_tool_result(&context).await?;
             }
         }
@@ -252,7 +254,7 @@ impl<D: Database> Engram<D> {
     /// The memories `session` was shown.
     async fn shown(&self, session: &str) -> Result<Vec<String>, EngramError> {
         let rows = self
-            .read_one(Statement::with_params(
+            .single(Statement::with_params(
                 SELECT_SHOWN,
                 vec![Value::from(self.project_id()), Value::from(session)],
             ))
@@ -284,7 +286,7 @@ impl<D: Database> Engram<D> {
         roots: &[String],
     ) -> Result<(Scratchpad, Vec<Event>), EngramError> {
         let rows = self
-            .read_one(Statement::with_params(
+            .single(Statement::with_params(
                 SELECT_EVENTS,
                 vec![Value::from(self.project_id()), Value::from(session)],
             ))
@@ -311,14 +313,6 @@ impl<D: Database> Engram<D> {
             pad.observe(event);
         }
         Ok((pad, events))
-    }
-
-    async fn read_one(&self, statement: Statement) -> Result<engram_store::Rows, EngramError> {
-        let mut results = self.db.pipeline(&[statement]).await?;
-        match results.pop() {
-            Some(result) => result.map_err(|e| StoreError::Sql(e).into()),
-            None => Err(StoreError::Protocol("no result".into()).into()),
-        }
     }
 }
 
