@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use engram::agent_loop::hook::{context_output, HookEvent, HookPayload};
+use engram::agent_loop::hook::{context_output, HookEvent, HookPayload, MAX_TOOL_OUTPUT_BYTES};
 use engram_libsql::LocalDatabase;
 
 use crate::{open, CliError, Target};
@@ -59,8 +59,21 @@ pub async fn run(target: &Target) {
         .unwrap_or(fallback_dir);
     let root = project_root(&cwd);
     let Some(event) = payload.event() else {
+        let error = format!(
+            "unknown event {:?}: engram handles none such",
+            payload.hook_event_name
+        );
+        log_failure(&root, &payload.hook_event_name, &payload.session_id, &error);
         return;
     };
+    if input.len() > 2 * MAX_TOOL_OUTPUT_BYTES {
+        let note = format!(
+            "a payload of {} bytes: its tool output is cut to its first {} KB",
+            input.len(),
+            MAX_TOOL_OUTPUT_BYTES / 1024
+        );
+        log_failure(&root, event.name(), &payload.session_id, &note);
+    }
     // PreToolUse has nothing to add and must cost nothing.
     if event == HookEvent::PreToolUse {
         return;
@@ -112,7 +125,8 @@ async fn answer(
                 url,
                 target.auth_token.clone(),
             );
-            let engram = open::open(db, &target).await?;
+            let (engram, model_error) = open::open_keyword_fallback(db, &target).await?;
+            note_model_error(root, payload, model_error);
             engram.answer_hook(payload, &roots).await?
         }
         None => {
@@ -125,11 +139,20 @@ async fn answer(
             let db = LocalDatabase::open(&path.to_string_lossy())
                 .await
                 .map_err(engram::EngramError::from)?;
-            let engram = open::open(&db, &target).await?;
+            let (engram, model_error) = open::open_keyword_fallback(&db, &target).await?;
+            note_model_error(root, payload, model_error);
             engram.answer_hook(payload, &roots).await?
         }
     };
     Ok(answer.context)
+}
+
+/// A model that would not load is logged; the hook goes on keyword-only.
+fn note_model_error(root: &Path, payload: &HookPayload, error: Option<CliError>) {
+    if let Some(error) = error {
+        let note = format!("{}; answered keyword-only", describe(&error));
+        log_failure(root, &payload.hook_event_name, &payload.session_id, &note);
+    }
 }
 
 /// The project a path belongs to: the nearest folder above it (itself included) that has

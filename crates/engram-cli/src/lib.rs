@@ -23,6 +23,7 @@ pub use engram_core::quote::for_terminal;
 
 pub mod backup;
 pub mod hook;
+pub mod install;
 pub mod model;
 pub mod observe;
 pub mod open;
@@ -57,6 +58,23 @@ pub fn run_to_exit(command: impl Future<Output = Result<(), CliError>>, json: bo
     }
 }
 
+impl Target {
+    /// Puts the default database at the project's root, so `engram` run anywhere in a
+    /// project (and its hooks and MCP server) use one database. A path given by `--db` or
+    /// `ENGRAM_DB` is kept as it is.
+    pub fn at_project_root(&mut self) {
+        if self.db != DEFAULT_DB || std::env::var_os("ENGRAM_DB").is_some() {
+            return;
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            let root = hook::project_root(&cwd);
+            if root != cwd {
+                self.db = hook::database_path(&root).to_string_lossy().into_owned();
+            }
+        }
+    }
+}
+
 /// The host's clock in Unix milliseconds (0 if it is before the epoch).
 pub fn now_millis() -> i64 {
     std::time::SystemTime::now()
@@ -65,15 +83,20 @@ pub fn now_millis() -> i64 {
         .unwrap_or(0)
 }
 
+/// The local database's default path, relative to the project's root.
+pub const DEFAULT_DB: &str = ".engram/engram.db";
+
 /// Where memories live.
 #[derive(Args, Clone)]
 pub struct Target {
-    /// Local database file (the default store).
+    /// Local database file (the default store). The default is `.engram/engram.db` at the
+    /// project's root: the nearest folder above the current one holding `.engram/`, else
+    /// the top of its git work tree, else the current folder.
     #[arg(
         long,
         global = true,
         env = "ENGRAM_DB",
-        default_value = ".engram/engram.db"
+        default_value = DEFAULT_DB
     )]
     pub db: String,
     /// A libSQL server instead of the local file (`libsql://…`, `https://…`, `http://…`).
@@ -82,8 +105,16 @@ pub struct Target {
     /// Auth token for `--url` (never printed).
     #[arg(long, global = true, env = "LIBSQL_AUTH_TOKEN", hide_env_values = true)]
     pub auth_token: Option<String>,
-    /// Project whose memories to use.
-    #[arg(long, global = true, env = "ENGRAM_PROJECT", default_value = "default")]
+    /// Project whose memories to use. (`engram install claude-code --project`, with no
+    /// name, is the install's project scope.)
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_PROJECT",
+        default_value = "default",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
     pub project: String,
     /// Folder holding the embedding model (scripts/fetch-model.sh puts it in
     /// ~/.cache/engram/models); without it engram runs keyword-only.

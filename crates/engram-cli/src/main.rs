@@ -17,7 +17,7 @@ mod agent;
 mod code;
 mod mcp;
 
-use engram_cli::{backup, observe, open, output};
+use engram_cli::{backup, install, observe, open, output};
 pub(crate) use engram_cli::{CliError, Target};
 
 /// Long-term memory for AI coding agents.
@@ -155,6 +155,15 @@ enum Command {
     /// (`.engram/engram.db` at the root found from the payload's `cwd`, or `--url`). Never
     /// fails: errors go to `.engram/hooks.log`.
     Hook,
+    /// Install engram into an agent: `engram install claude-code` adds engram's hooks and
+    /// MCP server to the project's `.claude/settings.json` and `.mcp.json` (or, with
+    /// --user, to `~/.claude/settings.json` and `~/.claude.json`), keeping everything else
+    /// in those files as it is. Running it again changes nothing.
+    #[command(subcommand)]
+    Install(install::Integration),
+    /// Remove exactly what `engram install` added (the memories stay).
+    #[command(subcommand)]
+    Uninstall(install::Integration),
 }
 
 #[derive(Args)]
@@ -205,7 +214,8 @@ fn parse_type(text: &str) -> Result<MemoryType, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    cli.target.at_project_root();
     let json = cli.json;
     engram_cli::run_to_exit(run(cli), json)
 }
@@ -214,6 +224,21 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Hook = cli.command {
         engram_cli::hook::run(&cli.target).await;
         return Ok(());
+    }
+    let project_scope = cli.target.project.is_empty();
+    match cli.command {
+        Command::Install(integration) => {
+            return install::run(integration, false, project_scope, cli.json)
+        }
+        Command::Uninstall(integration) => {
+            return install::run(integration, true, project_scope, cli.json)
+        }
+        _ if project_scope => {
+            return Err(CliError::Usage(
+                "--project needs the name of the project whose memories to use".into(),
+            ))
+        }
+        _ => {}
     }
     if let Command::Demo = cli.command {
         return demo(&cli.target, cli.json).await;
@@ -429,7 +454,7 @@ async fn execute<D: Database>(
                     .into(),
             ))
         }
-        Command::Demo | Command::Hook => {
+        Command::Demo | Command::Hook | Command::Install(_) | Command::Uninstall(_) => {
             return Err(CliError::Usage("handled before opening a database".into()))
         }
     }

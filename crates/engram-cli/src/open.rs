@@ -81,8 +81,37 @@ pub fn capabilities(target: &Target, options: &EngramOptions) -> Result<Capabili
 /// Opens engram on `db` as the flags say. Dense searches use the libSQL vector index
 /// whenever there is an embedder (libSQL servers and files have one).
 pub async fn open<D: Database>(db: D, target: &Target) -> Result<Engram<D>, CliError> {
-    let mut options = options(target)?;
+    let options = options(target)?;
     let capabilities = capabilities(target, &options)?;
+    open_with(db, options, capabilities).await
+}
+
+/// Like [`open`], but a bundled model that cannot be loaded (its files deleted or damaged)
+/// leaves engram keyword-only instead of failing; the model's error comes back beside it.
+/// For callers that must answer something (a hook) rather than stop.
+pub async fn open_keyword_fallback<D: Database>(
+    db: D,
+    target: &Target,
+) -> Result<(Engram<D>, Option<CliError>), CliError> {
+    let options = options(target)?;
+    let (capabilities, model_error) = match capabilities(target, &options) {
+        Ok(capabilities) => (capabilities, None),
+        Err(error) => {
+            let keyword = Target {
+                no_embed: true,
+                ..target.clone()
+            };
+            (capabilities(&keyword, &options)?, Some(error))
+        }
+    };
+    Ok((open_with(db, options, capabilities).await?, model_error))
+}
+
+async fn open_with<D: Database>(
+    db: D,
+    mut options: EngramOptions,
+    capabilities: Capabilities,
+) -> Result<Engram<D>, CliError> {
     let remote = matches!(
         options.embedder.as_ref().and_then(EmbedderOptions::kind),
         Some(EmbedderKind::Remote(_))

@@ -199,9 +199,18 @@ fn any_failure_exits_zero_with_nothing_printed_and_is_logged() {
         .collect();
     assert_eq!(
         lines.len(),
-        2,
-        "the garbage and the missing session are logged: {log}"
+        4,
+        "the garbage, the missing session, the unknown event and the cut output are \
+         logged: {log}"
     );
+    assert!(lines[2]["error"]
+        .as_str()
+        .unwrap_or("")
+        .contains("unknown event"));
+    assert!(lines[3]["error"]
+        .as_str()
+        .unwrap_or("")
+        .contains("cut to its first 64 KB"));
     assert_eq!(lines[0]["event"], "(undecodable)");
     assert!(
         lines[1]["error"]
