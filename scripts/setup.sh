@@ -47,6 +47,9 @@ downloads() {
 
   step "the pytest release of the first SWE-bench dev instances (PyPI sdist) for the eval subset"
   bash scripts/fetch-swebench.sh 4.4.1
+
+  step "the Claude Code CLI (npm, pinned) for the end-to-end hook tests"
+  bash scripts/fetch-claude-code.sh
 }
 
 download_log=$(mktemp)

@@ -21,6 +21,10 @@ pub const MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
 /// The hard cap on one hook: well under Claude Code's 60 s default, so a slow database
 /// never reaches the agent as a hook timeout.
 pub const HOOK_TIME_CAP: Duration = Duration::from_secs(10);
+/// How long one statement waits for another writer's lock inside a hook: four attempts
+/// (the first and three retries) and their delays fit inside [`HOOK_TIME_CAP`], so a lock
+/// that outlasts them all is logged as the lock it is.
+const HOOK_BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 /// A write's retries inside a hook (the default backoff would outlast the cap).
 const HOOK_RETRY_DELAYS_MS: [u32; 3] = [100, 300, 900];
 /// The folder, at the project's root, that holds its database and the hook log.
@@ -137,6 +141,9 @@ async fn answer(
                 })?;
             }
             let db = LocalDatabase::open(&path.to_string_lossy())
+                .await
+                .map_err(engram::EngramError::from)?;
+            db.set_busy_timeout(HOOK_BUSY_TIMEOUT)
                 .await
                 .map_err(engram::EngramError::from)?;
             let (engram, model_error) = open::open_keyword_fallback(&db, &target).await?;

@@ -126,7 +126,21 @@ fn open_flags() -> libsql::OpenFlags {
 /// The mapping takes address space, not memory; past this size the file is read as before.
 pub const MMAP_BYTES: u64 = 1 << 30;
 
+/// How long a statement waits for another connection's write lock before it fails as
+/// busy (and is retried by the caller's write policy).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 impl LocalDatabase {
+    /// Sets how long a statement waits for another connection's write lock (default
+    /// [`BUSY_TIMEOUT`]): a caller with a hard time cap of its own (a hook) waits less, so a
+    /// lock held by another writer is reported as busy rather than as the cap running out.
+    pub async fn set_busy_timeout(&self, timeout: Duration) -> Result<(), StoreError> {
+        let conn = self.conn.lock().await;
+        conn.conn
+            .busy_timeout(timeout)
+            .map_err(|e| StoreError::Engine(e.to_string()))
+    }
+
     /// Opens (creating if needed) the database file at `path`; `":memory:"` opens a private
     /// in-memory database.
     pub async fn open(path: &str) -> Result<Self, StoreError> {
@@ -138,7 +152,7 @@ impl LocalDatabase {
         let conn = db
             .connect()
             .map_err(|e| StoreError::Engine(format!("cannot connect to {path}: {e}")))?;
-        conn.busy_timeout(Duration::from_secs(5))
+        conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| StoreError::Engine(e.to_string()))?;
         let local = LocalDatabase {
             path: path.to_owned(),

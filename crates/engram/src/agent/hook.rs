@@ -8,12 +8,24 @@ use engram_observer::{Event, Outcome, PathNormalizer, Scratchpad, SessionKind};
 use engram_store::{Database, Statement, StoreError, Value};
 use serde::Serialize;
 
+use engram_retrieval::packing::{pack, PackingBudget};
+use engram_retrieval::Candidate;
+
 use crate::observe::SessionReport;
 use crate::retrieve::query::{SearchIntent, SearchQuery};
+use crate::sql::MEMORY_COLUMNS;
 use crate::{Engram, EngramError, SessionStart, ToolResultContext};
 
 /// Tokens the context after a prompt may cost: auto-inject adds at most three memories.
 const PROMPT_BUDGET: u32 = 600;
+/// Finalized sessions whose lessons a new session starts with.
+const LEARNED_SESSIONS: u32 = 3;
+/// Lessons of those sessions a new session starts with at most.
+const LEARNED_MEMORIES: u32 = 3;
+/// Tokens those lessons may cost.
+const LEARNED_BUDGET: usize = 400;
+/// The heading above them: the observer's lessons are not reviewed by a person yet.
+const LEARNED_HEADING: &str = "\n## Learned in the last sessions here (not yet reviewed)\n";
 /// Files of the session's own work listed when it resumes or is compacted.
 const WORK_FILES: usize = 8;
 
@@ -106,6 +118,23 @@ impl<D: Database> Engram<D> {
                     .collect();
                 if !ids.is_empty() {
                     text.push_str(&found.packed.text);
+                }
+                let mut ids = ids;
+                let learned = self.recently_learned(session, &shown, &found.packed.memory_ids);
+                let learned = self.single(learned).await?;
+                let learned = learned
+                    .rows
+                    .iter()
+                    .map(|row| crate::row::memory_from_row(row).map(Candidate::new))
+                    .collect::<Result<Vec<Candidate>, _>>()?;
+                if !learned.is_empty() {
+                    let budget = PackingBudget::for_phase(None).with_total(LEARNED_BUDGET);
+                    let packed = pack(&learned, &budget);
+                    if !packed.items.is_empty() {
+                        text.push_str(LEARNED_HEADING);
+                        text.push_str(&packed.text);
+                        ids.extend(packed.items.into_iter().map(|item| item.id));
+                    }
                 }
                 self.answer(session, text, ids).await
             }
@@ -234,6 +263,20 @@ impl<D: Database> Engram<D> {
             memory_ids: ids,
             ..HookAnswer::default()
         })
+    }
+
+    /// What the project's last finalized sessions (other than this one) learned and this
+    /// session has not been shown: their most confident live memories.
+    fn recently_learned(&self, session: &str, shown: &[String], standing: &[String]) -> Statement {
+        let skip: Vec<&String> = shown.iter().chain(standing).collect();
+        Statement::with_params(
+            recently_learned_sql(),
+            vec![
+                Value::from(self.project_id()),
+                Value::from(session),
+                Value::from(serde_json::to_string(&skip).unwrap_or_else(|_| "[]".into())),
+            ],
+        )
     }
 
     fn shown_statements(&self, session: &str, ids: &[String]) -> Vec<Statement> {
@@ -428,6 +471,19 @@ const SELECT_SHOWN: &str =
 
 const SELECT_EVENTS: &str =
     "SELECT events FROM hook_events WHERE project_id = ?1 AND session_id = ?2 ORDER BY id";
+
+/// The memories the last [`LEARNED_SESSIONS`] finalized sessions learned, most confident
+/// first, without those in `?3` (a JSON array of ids).
+fn recently_learned_sql() -> String {
+    format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m \
+WHERE m.project_id = ?1 AND m.deprecated = 0 AND m.source = 'observer_inferred' \
+AND m.session_id IN (SELECT session_id FROM observer_sessions WHERE project_id = ?1 \
+AND session_id <> ?2 ORDER BY finalized_at DESC LIMIT {LEARNED_SESSIONS}) \
+AND m.id NOT IN (SELECT value FROM json_each(?3)) \
+ORDER BY m.confidence DESC, m.created_at DESC, m.id LIMIT {LEARNED_MEMORIES}"
+    )
+}
 
 const HOOK_STATUS: &str = "SELECT \
 (SELECT count(DISTINCT session_id) FROM hook_events WHERE project_id = ?1), \
