@@ -113,6 +113,10 @@ pub struct HookPayload {
     pub trigger: Option<String>,
     /// SubagentStop: the subagent's id.
     pub agent_id: Option<String>,
+    /// UserPromptSubmit: the end of the session's transcript, when the host read it for a
+    /// short prompt (never part of the JSON: hooks do not send it).
+    #[serde(skip)]
+    pub transcript_tail: Option<String>,
 }
 
 impl HookPayload {
@@ -133,6 +137,19 @@ impl HookPayload {
     /// The event, if engram handles it.
     pub fn event(&self) -> Option<HookEvent> {
         HookEvent::parse(&self.hook_event_name)
+    }
+
+    /// What auto-inject searches for: the prompt, and for a short one ("yes", "do the same
+    /// for the tests") the user's last turns before it in [`HookPayload::transcript_tail`].
+    pub fn prompt_query(&self) -> Option<String> {
+        let prompt = self.prompt_text()?;
+        if !is_short_prompt(prompt) {
+            return Some(prompt.to_owned());
+        }
+        let tail = self.transcript_tail.as_deref().unwrap_or("");
+        let mut parts = last_user_turns(tail, prompt);
+        parts.push(prompt.to_owned());
+        Some(cut(&parts.join("\n"), MAX_PROMPT_BYTES).to_owned())
     }
 
     /// The prompt, capped at [`MAX_PROMPT_BYTES`].
@@ -216,6 +233,58 @@ pub fn response_text(response: &Value) -> String {
 }
 
 /// `text` cut to at most `max` bytes on a character boundary.
+/// A prompt of fewer words than this says too little to search by itself.
+pub const SHORT_PROMPT_WORDS: usize = 4;
+/// The user's earlier turns a short prompt is searched with.
+pub const ENRICHING_TURNS: usize = 2;
+/// The most of each earlier turn used.
+const ENRICHING_TURN_BYTES: usize = 500;
+
+/// Whether a prompt is too short to search by itself.
+pub fn is_short_prompt(prompt: &str) -> bool {
+    prompt.split_whitespace().count() < SHORT_PROMPT_WORDS
+}
+
+/// The last [`ENRICHING_TURNS`] things the user typed in a transcript's tail (Claude Code
+/// JSON lines; tool results, command echoes and system reminders are not typed), oldest
+/// first, without `prompt` itself.
+pub fn last_user_turns(tail: &str, prompt: &str) -> Vec<String> {
+    let mut turns: Vec<String> = tail
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line["type"] == "user" && line["isMeta"] != Value::Bool(true))
+        .filter_map(|line| typed_text(&line["message"]["content"]))
+        .map(|text| text.trim().to_owned())
+        .filter(|text| !text.is_empty() && !text.starts_with('<') && text != prompt.trim())
+        .collect();
+    let keep = turns.len().saturating_sub(ENRICHING_TURNS);
+    turns.drain(..keep);
+    turns
+        .into_iter()
+        .map(|t| cut(&t, ENRICHING_TURN_BYTES).to_owned())
+        .collect()
+}
+
+/// A user message's typed text: its string, or its text blocks (none when it carries tool
+/// results).
+fn typed_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(blocks) => {
+            if blocks.iter().any(|b| b["type"] == "tool_result") {
+                return None;
+            }
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        }
+        _ => None,
+    }
+}
+
 fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
@@ -240,6 +309,41 @@ pub fn context_output(event: HookEvent, context: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_short_prompt_is_searched_with_the_users_last_turns() {
+        let tail = [
+            r#"{"type":"user","message":{"role":"user","content":"the dashboard cache is stale after the migration"}}"#,
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Looking."}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}}"#,
+            r#"{"type":"user","isMeta":true,"message":{"role":"user","content":"<command-name>/clear</command-name>"}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"only on staging"}]}}"#,
+            "not json",
+            r#"{"type":"user","message":{"role":"user","content":"fix it"}}"#,
+        ]
+        .join("\n");
+        let mut payload = HookPayload {
+            hook_event_name: "UserPromptSubmit".into(),
+            session_id: "s".into(),
+            prompt: Some("fix it".into()),
+            transcript_tail: Some(tail),
+            ..HookPayload::default()
+        };
+        assert_eq!(
+            payload.prompt_query().as_deref(),
+            Some("the dashboard cache is stale after the migration\nonly on staging\nfix it")
+        );
+        payload.prompt = Some("why is the dashboard cache stale".into());
+        assert_eq!(
+            payload.prompt_query().as_deref(),
+            Some("why is the dashboard cache stale"),
+            "a prompt that says enough is searched alone"
+        );
+        payload.prompt = Some("yes".into());
+        payload.transcript_tail = None;
+        assert_eq!(payload.prompt_query().as_deref(), Some("yes"));
+    }
+
     use super::*;
 
     #[test]

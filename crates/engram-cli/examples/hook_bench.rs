@@ -4,13 +4,17 @@
 //!
 //! ```sh
 //! cargo build --release -p engram-cli --bin engram
-//! cargo run --release -p engram-cli --example hook_bench -- [--runs 50] [--sizes 1000,10000] [--model]
+//! cargo run --release -p engram-cli --example hook_bench -- [--runs 50] [--sizes 1000,10000] [--model] [--helper]
 //! ```
 //!
-//! `--model` lets SessionStart and UserPromptSubmit load the bundled model (from
-//! `ENGRAM_MODEL_DIR` or the default folder), which is what a process per prompt pays; the
-//! bench's memories have no vectors, so the figures are the load and the query's embedding,
-//! not dense ranking. Without it every event runs keyword-only.
+//! `--helper` lets the hooks use the project's resident helper (started by the warm-up's
+//! session start); without it every hook answers itself (`ENGRAM_HOOK_HELPER=off`). Each
+//! event's first three runs are a warm-up and not counted. With `--model` the memories are
+//! embedded first (`engram embed-pending`), so prompts and session starts rank densely.
+//!
+//! `--model` lets SessionStart and UserPromptSubmit use the bundled model (from
+//! `ENGRAM_MODEL_DIR` or the default folder): without the helper, that is what a process
+//! per prompt pays. Without it every event runs keyword-only.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,6 +29,7 @@ struct Args {
     runs: usize,
     sizes: Vec<usize>,
     model: bool,
+    helper: bool,
 }
 
 fn args() -> Args {
@@ -32,6 +37,7 @@ fn args() -> Args {
         runs: 50,
         sizes: vec![1_000, 10_000],
         model: false,
+        helper: false,
     };
     let mut given = std::env::args().skip(1);
     while let Some(arg) = given.next() {
@@ -46,6 +52,7 @@ fn args() -> Args {
                     .collect()
             }
             "--model" => args.model = true,
+            "--helper" => args.helper = true,
             other => {
                 eprintln!("unknown argument {other}");
                 std::process::exit(2);
@@ -124,9 +131,11 @@ fn payload(root: &Path, event: &str, i: usize) -> String {
     payload.to_string()
 }
 
-fn run_once(binary: &Path, root: &Path, model: bool, body: &str) -> f64 {
+fn run_once(binary: &Path, root: &Path, args: &Args, body: &str) -> f64 {
     let start = Instant::now();
     let mut command = Command::new(binary);
+    command.env("ENGRAM_HOOK_HELPER", if args.helper { "on" } else { "off" });
+    let model = args.model;
     if !model {
         command.arg("--no-embed");
     }
@@ -171,15 +180,30 @@ fn main() {
             "{size} memories written in {:.1} s",
             started.elapsed().as_secs_f64()
         );
+        if args.model {
+            let started = Instant::now();
+            let embedded = Command::new(&binary)
+                .arg("--db")
+                .arg(root.join(".engram/engram.db"))
+                .args(["--json", "embed-pending", "--batch", "256"])
+                .stdout(Stdio::null())
+                .status()
+                .expect("engram embed-pending runs");
+            assert!(embedded.success(), "embed-pending failed");
+            eprintln!("embedded in {:.1} s", started.elapsed().as_secs_f64());
+        }
         for event in [
+            "SessionStart",
             "PreToolUse",
             "PostToolUse",
             "UserPromptSubmit",
-            "SessionStart",
             "Stop",
         ] {
+            for i in 0..3 {
+                run_once(&binary, &root, &args, &payload(&root, event, 1000 + i));
+            }
             let mut times: Vec<f64> = (0..args.runs)
-                .map(|i| run_once(&binary, &root, args.model, &payload(&root, event, i)))
+                .map(|i| run_once(&binary, &root, &args, &payload(&root, event, i)))
                 .collect();
             times.sort_by(f64::total_cmp);
             println!(
@@ -187,10 +211,11 @@ fn main() {
                 percentile(&times, 0.5),
                 percentile(&times, 0.95),
                 args.runs,
-                if args.model {
-                    ", model"
-                } else {
-                    ", keyword only"
+                match (args.model, args.helper) {
+                    (true, true) => ", model, helper",
+                    (true, false) => ", model",
+                    (false, true) => ", keyword only, helper",
+                    (false, false) => ", keyword only",
                 }
             );
         }

@@ -161,6 +161,12 @@ enum Command {
     /// in those files as it is. Running it again changes nothing.
     #[command(subcommand)]
     Install(install::Integration),
+    /// The resident hook helper of the project at ROOT (started by `engram hook`).
+    #[command(hide = true)]
+    HookHelper {
+        /// The project's root.
+        root: std::path::PathBuf,
+    },
     /// Remove exactly what `engram install` added (the memories stay).
     #[command(subcommand)]
     Uninstall(install::Integration),
@@ -224,6 +230,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Hook = cli.command {
         engram_cli::hook::run(&cli.target).await;
         return Ok(());
+    }
+    if let Command::HookHelper { root } = &cli.command {
+        return engram_cli::hook::serve_helper(&cli.target, root).await;
     }
     let project_scope = cli.target.project.is_empty();
     match cli.command {
@@ -397,6 +406,7 @@ async fn execute<D: Database>(
                 installed_in: engram_cli::hook::installed_in(&root),
                 status: engram.hook_status().await?,
                 recent_errors: engram_cli::hook::recent_errors(&root, 3),
+                helpers: engram_cli::hook::helpers(&root),
             };
             output::status(status.as_ref(), &hooks, json);
         }
@@ -454,7 +464,11 @@ async fn execute<D: Database>(
                     .into(),
             ))
         }
-        Command::Demo | Command::Hook | Command::Install(_) | Command::Uninstall(_) => {
+        Command::Demo
+        | Command::Hook
+        | Command::HookHelper { .. }
+        | Command::Install(_)
+        | Command::Uninstall(_) => {
             return Err(CliError::Usage("handled before opening a database".into()))
         }
     }

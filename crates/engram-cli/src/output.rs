@@ -306,6 +306,8 @@ pub struct HooksView {
     pub status: engram::HookStatus,
     /// The last lines of the hook log.
     pub recent_errors: Vec<String>,
+    /// The project's resident hook helpers running: (process id, started at).
+    pub helpers: Vec<(u32, String)>,
 }
 
 /// Prints the embedder's and the hooks' state.
@@ -314,6 +316,11 @@ pub fn status(status: Option<&engram::EmbeddingStatus>, hooks: &HooksView, json:
         let mut view = serde_json::to_value(&hooks.status).unwrap_or_default();
         view["installedIn"] = json!(hooks.installed_in);
         view["recentErrors"] = json!(hooks.recent_errors);
+        view["helpers"] = json!(hooks
+            .helpers
+            .iter()
+            .map(|(pid, since)| json!({"pid": pid, "startedAt": since}))
+            .collect::<Vec<_>>());
         say!("{}", json!({ "embedder": status, "hooks": view }));
         return;
     }
@@ -337,6 +344,12 @@ pub fn status(status: Option<&engram::EmbeddingStatus>, hooks: &HooksView, json:
         h.sessions_finalized,
         h.learned_recently
     );
+    if hooks.helpers.is_empty() {
+        say!("  no resident helper (one starts with the next session)");
+    }
+    for (pid, since) in &hooks.helpers {
+        say!("  resident helper: process {pid}, running since {since}");
+    }
     if hooks.recent_errors.is_empty() {
         say!("  no hook errors");
     } else {

@@ -482,3 +482,181 @@ fn status_shows_the_hooks_sessions_and_their_last_errors() {
         "{status}"
     );
 }
+
+/// The bundled model's folder (scripts/fetch-model.sh puts it there).
+fn model_dir() -> PathBuf {
+    let dir = std::env::var_os("ENGRAM_MODEL_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/engram/models")))
+        .expect("a model folder");
+    assert!(
+        dir.is_dir(),
+        "no model at {} (run scripts/fetch-model.sh)",
+        dir.display()
+    );
+    dir
+}
+
+/// `engram hook` with the model, as installed hooks run it.
+fn hook_with_model(dir: &Path, stdin: &str, helper: bool) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("hook")
+        .current_dir(dir)
+        .env_remove("ENGRAM_DB")
+        .env("ENGRAM_MODEL_DIR", model_dir())
+        .env("ENGRAM_HOOK_HELPER", if helper { "on" } else { "off" })
+        .env("ENGRAM_HOOK_HELPER_LINGER_SECS", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("engram runs");
+    let mut input = child.stdin.take().expect("stdin");
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    child.wait_with_output().expect("engram exits")
+}
+
+fn helper_files(project: &Project) -> Vec<String> {
+    std::fs::read_dir(project.0.join(".engram"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+                .filter(|name| name.starts_with("helper-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "gave up waiting: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A session start starts the project's resident helper; the next prompt is answered by
+/// it exactly as a hook answering itself would; it is gone soon after the session ends.
+#[test]
+fn the_resident_helper_answers_as_a_hook_would_and_leaves_with_its_session() {
+    let project = Project::new("helper");
+    for (kind, text, file) in [
+        (
+            "decision",
+            "Use CSS grid, not flexbox, for the dashboard layout",
+            None,
+        ),
+        (
+            "gotcha",
+            "The dashboard cache must be cleared after a schema migration",
+            Some("src/a.py"),
+        ),
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_engram"));
+        command.arg("--db").arg(project.db()).args([
+            "--no-embed",
+            "remember",
+            "--type",
+            kind,
+            text,
+        ]);
+        if let Some(file) = file {
+            command.args(["--file", file]);
+        }
+        assert!(command.output().expect("engram runs").status.success());
+    }
+    let start = payload(&project, "SessionStart", "h1", json!({"source": "startup"}));
+    let opened = context(&hook_with_model(&project.0, &start, true)).expect("a start context");
+    assert!(opened.contains("CSS grid"), "{opened}");
+    let status = || {
+        let output = Command::new(env!("CARGO_BIN_EXE_engram"))
+            .args(["--json", "--no-embed", "status"])
+            .current_dir(&project.0)
+            .env_remove("ENGRAM_DB")
+            .output()
+            .expect("engram runs");
+        serde_json::from_slice::<Json>(&output.stdout).expect("status JSON")
+    };
+    wait_until("the helper answers", || {
+        status()["hooks"]["helpers"]
+            .as_array()
+            .is_some_and(|h| h.len() == 1)
+    });
+
+    let ask = "why is the dashboard cache stale after the migration?";
+    let prompt = |session: &str| {
+        payload(
+            &project,
+            "UserPromptSubmit",
+            session,
+            json!({"prompt": ask}),
+        )
+    };
+    let by_helper = context(&hook_with_model(&project.0, &prompt("h1"), true));
+    let by_itself = context(&hook_with_model(&project.0, &prompt("h2"), false));
+    let by_helper = by_helper.expect("the helper finds the gotcha");
+    assert!(by_helper.contains("dashboard cache"), "{by_helper}");
+    assert_eq!(
+        Some(by_helper),
+        by_itself,
+        "the helper answers as the hook itself does"
+    );
+
+    let end = payload(&project, "SessionEnd", "h1", json!({"reason": "other"}));
+    assert_eq!(context(&hook_with_model(&project.0, &end, true)), None);
+    wait_until("the helper leaves after its session", || {
+        helper_files(&project).is_empty()
+    });
+    assert_eq!(status()["hooks"]["helpers"], json!([]));
+    assert_eq!(project.log(), "", "no hook failed");
+}
+
+/// "fix it" alone finds nothing; with the user's last turn from the session's transcript it
+/// finds what that turn was about.
+#[test]
+fn a_short_prompt_is_searched_with_the_last_turns_of_its_transcript() {
+    let project = Project::new("short");
+    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--db")
+        .arg(project.db())
+        .args([
+            "--no-embed",
+            "remember",
+            "--type",
+            "gotcha",
+            "The dashboard cache must be cleared after a schema migration",
+        ])
+        .output()
+        .expect("engram runs");
+    assert!(output.status.success(), "{output:?}");
+    let transcript = project.0.join("transcript.jsonl");
+    let turns = [
+        json!({"type": "user", "message": {"role": "user", "content": "why is the dashboard cache stale after the schema migration?"}}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Let me look."}]}}),
+        json!({"type": "user", "message": {"role": "user", "content": "fix it"}}),
+    ];
+    let lines: Vec<String> = turns.iter().map(Json::to_string).collect();
+    std::fs::write(&transcript, lines.join("\n") + "\n").expect("transcript");
+    let prompt = |session: &str, path: &Path| {
+        payload(
+            &project,
+            "UserPromptSubmit",
+            session,
+            json!({"prompt": "fix it", "transcript_path": path}),
+        )
+    };
+    let alone = context(&hook(
+        &project.0,
+        &prompt("s1", Path::new("/nonexistent.jsonl")),
+    ));
+    assert_eq!(alone, None, "two words find nothing strong");
+    let enriched = context(&hook(&project.0, &prompt("s2", &transcript)))
+        .expect("the last turn's subject is found");
+    assert!(enriched.contains("dashboard cache"), "{enriched}");
+    assert_eq!(project.log(), "");
+}

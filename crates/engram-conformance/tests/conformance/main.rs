@@ -17,6 +17,7 @@ mod code_graph;
 mod embedded;
 mod fault_proxy;
 mod faults;
+mod hook_recovery;
 mod http;
 mod integrity;
 mod keyword_scope;

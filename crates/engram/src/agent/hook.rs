@@ -102,6 +102,7 @@ impl<D: Database> Engram<D> {
                 self.tool_hook(event, payload).await
             }
             HookEvent::SessionStart => {
+                self.recover_crashed_sessions(session, roots).await?;
                 let shown = self.shown(session).await?;
                 let found = self.session_context(&SessionStart::default()).await?;
                 let mut text = String::new();
@@ -139,7 +140,7 @@ impl<D: Database> Engram<D> {
                 self.answer(session, text, ids).await
             }
             HookEvent::UserPromptSubmit => {
-                let Some(prompt) = payload.prompt_text() else {
+                let Some(prompt) = payload.prompt_query() else {
                     return Ok(HookAnswer::default());
                 };
                 let shown = self.shown(session).await?;
@@ -263,6 +264,38 @@ impl<D: Database> Engram<D> {
             memory_ids: ids,
             ..HookAnswer::default()
         })
+    }
+
+    /// Finalizes the project's sessions that logged tool events, were never finalized (they
+    /// ended before their first Stop: a crash, a kill) and have been quiet for
+    /// [`CRASHED_AFTER_MILLIS`], so a new session starts with what they learned. Only the
+    /// latest logged events are looked at (see [`CRASHED_SESSIONS`]).
+    async fn recover_crashed_sessions(
+        &self,
+        session: &str,
+        roots: &[String],
+    ) -> Result<(), EngramError> {
+        let quiet_since = self.host.clock.now_millis() - CRASHED_AFTER_MILLIS;
+        let crashed = self
+            .single(Statement::with_params(
+                CRASHED_SESSIONS,
+                vec![
+                    Value::from(self.project_id()),
+                    Value::from(session),
+                    Value::Integer(quiet_since),
+                ],
+            ))
+            .await?;
+        for row in &crashed.rows {
+            let Some(id) = row.first().and_then(|v| v.as_text("session_id").ok()) else {
+                continue;
+            };
+            let (pad, events) = self.session_log(id, roots).await?;
+            if pad.events > 0 {
+                self.finalize_session(&pad, outcome_of(&events)).await?;
+            }
+        }
+        Ok(())
     }
 
     /// What the project's last finalized sessions (other than this one) learned and this
@@ -484,6 +517,19 @@ AND m.id NOT IN (SELECT value FROM json_each(?3)) \
 ORDER BY m.confidence DESC, m.created_at DESC, m.id LIMIT {LEARNED_MEMORIES}"
     )
 }
+
+/// A logged session with no event for this long and never finalized has ended without
+/// telling (Claude Code fires Stop after every turn, so a live one is finalized within a
+/// turn).
+const CRASHED_AFTER_MILLIS: i64 = 30 * 60 * 1000;
+/// Sessions among the latest 5,000 logged tool events (a crash is recent; the log of a
+/// long-lived project is not read whole), other than `?2`, quiet since `?3` and never
+/// finalized: at most three per session start.
+const CRASHED_SESSIONS: &str = "SELECT session_id FROM hook_events \
+WHERE project_id = ?1 AND session_id <> ?2 \
+AND id > (SELECT coalesce(max(id), 0) - 5000 FROM hook_events) \
+AND session_id NOT IN (SELECT session_id FROM observer_sessions WHERE project_id = ?1) \
+GROUP BY session_id HAVING max(created_at) < ?3 LIMIT 3";
 
 const HOOK_STATUS: &str = "SELECT \
 (SELECT count(DISTINCT session_id) FROM hook_events WHERE project_id = ?1), \

@@ -10,10 +10,15 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use engram::agent_loop::hook::{context_output, HookEvent, HookPayload, MAX_TOOL_OUTPUT_BYTES};
+use engram::agent_loop::hook::{
+    context_output, is_short_prompt, HookEvent, HookPayload, MAX_TOOL_OUTPUT_BYTES,
+};
 use engram_libsql::LocalDatabase;
 
 use crate::{open, CliError, Target};
+
+#[cfg(unix)]
+pub mod helper;
 
 /// Largest payload read from stdin; a larger one is cut (and then fails to decode, which
 /// is logged). Tool outputs are capped far below this once decoded.
@@ -25,6 +30,8 @@ pub const HOOK_TIME_CAP: Duration = Duration::from_secs(10);
 /// (the first and three retries) and their delays fit inside [`HOOK_TIME_CAP`], so a lock
 /// that outlasts them all is logged as the lock it is.
 const HOOK_BUSY_TIMEOUT: Duration = Duration::from_secs(2);
+/// How much of a transcript's end a short prompt's hook reads for the user's last turns.
+const TRANSCRIPT_TAIL_BYTES: u64 = 64 * 1024;
 /// A write's retries inside a hook (the default backoff would outlast the cap).
 const HOOK_RETRY_DELAYS_MS: [u32; 3] = [100, 300, 900];
 /// The folder, at the project's root, that holds its database and the hook log.
@@ -32,7 +39,8 @@ pub const ENGRAM_DIR: &str = ".engram";
 /// The hook log's name inside [`ENGRAM_DIR`].
 pub const HOOK_LOG: &str = "hooks.log";
 
-/// Runs one hook: always succeeds as far as Claude Code can tell.
+/// Runs one hook: always succeeds as far as Claude Code can tell. The project's resident
+/// helper answers when one runs (nothing to open or load); otherwise this process does.
 pub async fn run(target: &Target) {
     let mut input = String::new();
     let read = std::io::stdin()
@@ -48,19 +56,63 @@ pub async fn run(target: &Target) {
         );
         return;
     }
-    let payload = match HookPayload::from_json(&input) {
+    #[cfg(unix)]
+    if let Some(answered) = helper::ask(target, &input, &fallback_dir) {
+        print_line(
+            &answered.root,
+            &answered.line,
+            &answered.event,
+            &answered.session,
+        );
+        return;
+    }
+    if let Some(answer) = handle(target, &input, &fallback_dir, None).await {
+        print_line(&answer.root, &answer.line, &answer.event, &answer.session);
+    }
+}
+
+/// What one payload's hook prints, and where to log a failure to print it.
+pub(crate) struct Printed {
+    /// The project's root.
+    pub root: PathBuf,
+    /// Claude Code's hook JSON (empty: nothing to print).
+    pub line: String,
+    /// The event, for the log.
+    pub event: String,
+    /// The session, for the log.
+    pub session: String,
+}
+
+fn print_line(root: &Path, line: &str, event: &str, session: &str) {
+    if line.is_empty() {
+        return;
+    }
+    if let Err(e) = writeln!(std::io::stdout(), "{line}") {
+        log_failure(root, event, session, &format!("cannot print: {e}"));
+    }
+}
+
+/// Decodes one payload and answers it (with `resident`'s engram when it is the project's);
+/// what to print, if anything. Every failure is logged, never returned.
+pub(crate) async fn handle(
+    target: &Target,
+    input: &str,
+    fallback_dir: &Path,
+    resident: Option<&Resident>,
+) -> Option<Printed> {
+    let payload = match HookPayload::from_json(input) {
         Ok(payload) => payload,
         Err(e) => {
-            let root = project_root(&fallback_dir);
+            let root = project_root(fallback_dir);
             log_failure(&root, "(undecodable)", "", &e.to_string());
-            return;
+            return None;
         }
     };
     let cwd = payload
         .cwd
         .as_deref()
         .map(PathBuf::from)
-        .unwrap_or(fallback_dir);
+        .unwrap_or_else(|| fallback_dir.to_path_buf());
     let root = project_root(&cwd);
     let Some(event) = payload.event() else {
         let error = format!(
@@ -68,7 +120,7 @@ pub async fn run(target: &Target) {
             payload.hook_event_name
         );
         log_failure(&root, &payload.hook_event_name, &payload.session_id, &error);
-        return;
+        return None;
     };
     if input.len() > 2 * MAX_TOOL_OUTPUT_BYTES {
         let note = format!(
@@ -80,24 +132,39 @@ pub async fn run(target: &Target) {
     }
     // PreToolUse has nothing to add and must cost nothing.
     if event == HookEvent::PreToolUse {
-        return;
+        return None;
     }
-    let outcome = tokio::time::timeout(HOOK_TIME_CAP, answer(target, &payload, event, &root)).await;
-    let printed = match outcome {
-        Ok(Ok(Some(context))) => {
-            let line = context_output(event, &context);
-            writeln!(std::io::stdout(), "{line}").map_err(|e| format!("cannot print: {e}"))
+    let answering = answer(target, &payload, event, &root, resident);
+    let line = match tokio::time::timeout(HOOK_TIME_CAP, answering).await {
+        Ok(Ok(Some(context))) => context_output(event, &context),
+        Ok(Ok(None)) => return None,
+        Ok(Err(e)) => {
+            log_failure(&root, event.name(), &payload.session_id, &describe(&e));
+            return None;
         }
-        Ok(Ok(None)) => Ok(()),
-        Ok(Err(e)) => Err(describe(&e)),
-        Err(_) => Err(format!(
-            "gave up after {} s (the hook's time cap)",
-            HOOK_TIME_CAP.as_secs()
-        )),
+        Err(_) => {
+            let error = format!(
+                "gave up after {} s (the hook's time cap)",
+                HOOK_TIME_CAP.as_secs()
+            );
+            log_failure(&root, event.name(), &payload.session_id, &error);
+            return None;
+        }
     };
-    if let Err(error) = printed {
-        log_failure(&root, event.name(), &payload.session_id, &error);
-    }
+    Some(Printed {
+        root,
+        line,
+        event: event.name().to_owned(),
+        session: payload.session_id.clone(),
+    })
+}
+
+/// A project's engram kept open by its resident helper (the model loaded once).
+pub(crate) struct Resident {
+    /// The project's root.
+    pub root: PathBuf,
+    /// Its engram.
+    pub engram: engram::Engram<LocalDatabase>,
 }
 
 /// Opens the project's engram and lets it handle the event; the context to add, if any.
@@ -106,14 +173,24 @@ async fn answer(
     payload: &HookPayload,
     event: HookEvent,
     root: &Path,
+    resident: Option<&Resident>,
 ) -> Result<Option<String>, CliError> {
-    let mut target = target.clone();
-    target.retry_delays_ms = Some(
-        target
-            .retry_delays_ms
-            .take()
-            .unwrap_or_else(|| HOOK_RETRY_DELAYS_MS.to_vec()),
-    );
+    let roots = vec![root.to_string_lossy().into_owned()];
+    let enriched;
+    let short = payload.prompt_text().is_some_and(is_short_prompt);
+    let payload = if event == HookEvent::UserPromptSubmit && short {
+        enriched = HookPayload {
+            transcript_tail: payload.transcript_path.as_deref().and_then(transcript_tail),
+            ..payload.clone()
+        };
+        &enriched
+    } else {
+        payload
+    };
+    if let Some(resident) = resident.filter(|r| r.root == root && target.url.is_none()) {
+        return Ok(resident.engram.answer_hook(payload, &roots).await?.context);
+    }
+    let mut target = hook_target(target);
     // Tool events and turn ends need no model: they log, look up files and checkpoint.
     if !matches!(
         event,
@@ -121,7 +198,6 @@ async fn answer(
     ) {
         target.no_embed = true;
     }
-    let roots = vec![root.to_string_lossy().into_owned()];
     let answer = match &target.url {
         Some(url) => {
             let db = engram_hrana::HranaClient::new(
@@ -134,19 +210,7 @@ async fn answer(
             engram.answer_hook(payload, &roots).await?
         }
         None => {
-            let path = database_path(root);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    CliError::Usage(format!("cannot create {}: {e}", parent.display()))
-                })?;
-            }
-            let db = LocalDatabase::open(&path.to_string_lossy())
-                .await
-                .map_err(engram::EngramError::from)?;
-            db.set_busy_timeout(HOOK_BUSY_TIMEOUT)
-                .await
-                .map_err(engram::EngramError::from)?;
-            let (engram, model_error) = open::open_keyword_fallback(&db, &target).await?;
+            let (engram, model_error) = open_project(&target, root).await?;
             note_model_error(root, payload, model_error);
             engram.answer_hook(payload, &roots).await?
         }
@@ -154,8 +218,61 @@ async fn answer(
     Ok(answer.context)
 }
 
+/// The last [`TRANSCRIPT_TAIL_BYTES`] of a transcript, from its first whole line on; none
+/// when it cannot be read.
+fn transcript_tail(path: &str) -> Option<String> {
+    use std::io::Seek;
+    let mut file = std::fs::File::open(path).ok()?;
+    let length = file.metadata().ok()?.len();
+    let start = length.saturating_sub(TRANSCRIPT_TAIL_BYTES);
+    file.seek(std::io::SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(TRANSCRIPT_TAIL_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let whole = if start > 0 {
+        text.split_once('\n').map_or("", |(_, rest)| rest)
+    } else {
+        &text
+    };
+    Some(whole.to_owned())
+}
+
+/// The flags as a hook uses them: writes retried within the hook's time cap.
+pub(crate) fn hook_target(target: &Target) -> Target {
+    let mut target = target.clone();
+    target.retry_delays_ms = Some(
+        target
+            .retry_delays_ms
+            .take()
+            .unwrap_or_else(|| HOOK_RETRY_DELAYS_MS.to_vec()),
+    );
+    target
+}
+
+/// Opens the project's database file as hooks use it (a short wait for another writer's
+/// lock) and engram on it; a model that would not load comes back beside it.
+pub(crate) async fn open_project(
+    target: &Target,
+    root: &Path,
+) -> Result<(engram::Engram<LocalDatabase>, Option<CliError>), CliError> {
+    let path = database_path(root);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| CliError::Usage(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    let db = LocalDatabase::open(&path.to_string_lossy())
+        .await
+        .map_err(engram::EngramError::from)?;
+    db.set_busy_timeout(HOOK_BUSY_TIMEOUT)
+        .await
+        .map_err(engram::EngramError::from)?;
+    open::open_keyword_fallback(db, target).await
+}
+
 /// A model that would not load is logged; the hook goes on keyword-only.
-fn note_model_error(root: &Path, payload: &HookPayload, error: Option<CliError>) {
+pub(crate) fn note_model_error(root: &Path, payload: &HookPayload, error: Option<CliError>) {
     if let Some(error) = error {
         let note = format!("{}; answered keyword-only", describe(&error));
         log_failure(root, &payload.hook_event_name, &payload.session_id, &note);
@@ -198,6 +315,25 @@ pub fn installed_in(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The project's resident hook helpers that answer: (process id, started at).
+pub fn helpers(root: &Path) -> Vec<(u32, String)> {
+    #[cfg(unix)]
+    return helper::running(root);
+    #[cfg(not(unix))]
+    return Vec::new();
+}
+
+/// Runs the resident hook helper for the project at `root` (Unix only; elsewhere every
+/// hook answers itself).
+pub async fn serve_helper(target: &Target, root: &Path) -> Result<(), CliError> {
+    #[cfg(unix)]
+    return helper::serve(target, root).await;
+    #[cfg(not(unix))]
+    return Err(CliError::Usage(
+        "the resident helper needs Unix sockets".into(),
+    ));
+}
+
 /// The last `n` lines of the project's hook log.
 pub fn recent_errors(root: &Path, n: usize) -> Vec<String> {
     let text = std::fs::read_to_string(root.join(ENGRAM_DIR).join(HOOK_LOG)).unwrap_or_default();
@@ -208,7 +344,7 @@ pub fn recent_errors(root: &Path, n: usize) -> Vec<String> {
         .collect()
 }
 
-fn describe(error: &CliError) -> String {
+pub(crate) fn describe(error: &CliError) -> String {
     match error {
         CliError::Engram(e) => format!("{}: {e}", e.code()),
         CliError::NotFound(id) => format!("not_found: {id}"),
@@ -218,7 +354,7 @@ fn describe(error: &CliError) -> String {
 
 /// Appends one line to the project's hook log, secrets redacted; a log that cannot be
 /// written is given up on (the agent must not see it).
-fn log_failure(root: &Path, event: &str, session: &str, error: &str) {
+pub(crate) fn log_failure(root: &Path, event: &str, session: &str, error: &str) {
     let mut error = error.to_owned();
     if let Ok(scanner) = engram_core::secrets::SecretScanner::shared() {
         scanner.redact_in_place(&mut error);

@@ -1,0 +1,274 @@
+//! The resident hook helper: one small process per project (and configuration) that keeps
+//! the database open and the embedding model loaded, so a hook that needs the model (a
+//! prompt's auto-inject, a session's start) does not pay the model's load every time.
+//!
+//! Every hook process first tries the helper's Unix socket in `.engram/`; when one answers,
+//! the hook hands it the payload and prints its answer. When none does, the hook answers
+//! itself, and a session start or a prompt starts a helper for the next ones. A helper
+//! exits when no hook has come for [`IDLE_EXIT`], soon ([`AFTER_LAST_SESSION`]) after the
+//! last session it saw ended, and when its folder is removed: it never outlives its
+//! sessions by long. `ENGRAM_HOOK_HELPER=off` turns it off.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use engram::agent_loop::hook::{HookEvent, HookPayload};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::{
+    describe, handle, hook_target, log_failure, open_project, project_root, Printed, Resident,
+    ENGRAM_DIR, HOOK_TIME_CAP, MAX_PAYLOAD_BYTES,
+};
+use crate::{CliError, Target};
+
+/// A helper no hook has used for this long exits.
+pub const IDLE_EXIT: Duration = Duration::from_secs(10 * 60);
+/// A helper whose sessions have all ended exits after this long without a new one (unless
+/// `ENGRAM_HOOK_HELPER_LINGER_SECS` says otherwise).
+pub const AFTER_LAST_SESSION: Duration = Duration::from_secs(30);
+/// How often an idle helper checks that its folder still exists.
+const CHECK_EVERY: Duration = Duration::from_secs(5);
+/// The longest a hook waits for the helper to take its payload.
+const SEND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a helper stays after its last session ended: [`AFTER_LAST_SESSION`], or
+/// `ENGRAM_HOOK_HELPER_LINGER_SECS`.
+fn linger() -> Duration {
+    std::env::var("ENGRAM_HOOK_HELPER_LINGER_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(AFTER_LAST_SESSION, Duration::from_secs)
+}
+
+/// Whether helpers are turned off (`ENGRAM_HOOK_HELPER=off`, `0` or `false`).
+fn disabled() -> bool {
+    std::env::var("ENGRAM_HOOK_HELPER")
+        .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false"))
+}
+
+/// The helper's files for `target` at `root`: `.engram/helper-<configuration>.{sock,pid}`.
+/// A hook run with another model folder, model or project finds its own helper.
+pub fn paths(target: &Target, root: &Path) -> (PathBuf, PathBuf) {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (
+        &target.model_dir,
+        &target.local_model,
+        &target.project,
+        target.no_embed,
+        std::env::current_exe().ok(),
+    )
+        .hash(&mut hasher);
+    let name = format!("helper-{:08x}", hasher.finish() as u32);
+    let dir = root.join(ENGRAM_DIR);
+    (
+        dir.join(format!("{name}.sock")),
+        dir.join(format!("{name}.pid")),
+    )
+}
+
+/// In a hook process: the helper's answer to `input`, or `None` when no helper runs (the
+/// caller answers itself; a session start or prompt then starts a helper).
+pub(crate) fn ask(target: &Target, input: &str, fallback_dir: &Path) -> Option<Printed> {
+    if target.url.is_some() || disabled() {
+        return None;
+    }
+    let payload = HookPayload::from_json(input).ok()?;
+    let event = payload.event()?;
+    if event == HookEvent::PreToolUse {
+        return None;
+    }
+    let cwd = payload
+        .cwd
+        .as_deref()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fallback_dir.to_path_buf());
+    let root = project_root(&cwd);
+    let (socket, _) = paths(target, &root);
+    let stream = match UnixStream::connect(&socket) {
+        Ok(stream) => stream,
+        Err(_) => {
+            let wants_model =
+                matches!(event, HookEvent::SessionStart | HookEvent::UserPromptSubmit);
+            if wants_model && !target.no_embed {
+                start(target, &root);
+            }
+            return None;
+        }
+    };
+    // Once the payload is sent, the helper owns it: answering again here could log a
+    // tool event twice, so a helper that fails now is logged and answered with nothing.
+    let line = exchange(stream, input).unwrap_or_else(|e| {
+        let error = format!("the resident helper did not answer: {e}");
+        log_failure(&root, event.name(), &payload.session_id, &error);
+        String::new()
+    });
+    Some(Printed {
+        root,
+        line,
+        event: event.name().to_owned(),
+        session: payload.session_id,
+    })
+}
+
+fn exchange(mut stream: UnixStream, input: &str) -> std::io::Result<String> {
+    stream.set_write_timeout(Some(SEND_TIMEOUT))?;
+    stream.set_read_timeout(Some(HOOK_TIME_CAP))?;
+    stream.write_all(input.as_bytes())?;
+    stream.shutdown(std::net::Shutdown::Write)?;
+    let mut answer = String::new();
+    stream.take(MAX_PAYLOAD_BYTES).read_to_string(&mut answer)?;
+    Ok(answer)
+}
+
+/// Starts a helper for `root` in the background, detached from the hook (its own process
+/// group, no inherited output), with the hook's configuration.
+fn start(target: &Target, root: &Path) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut command = std::process::Command::new(exe);
+    command
+        .arg("--project")
+        .arg(&target.project)
+        .arg("--local-model")
+        .arg(&target.local_model)
+        .arg("hook-helper")
+        .arg(root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    if let Some(dir) = &target.model_dir {
+        command.arg("--model-dir").arg(dir);
+    }
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    if let Err(e) = command.spawn() {
+        let error = format!("cannot start the resident helper: {e}");
+        log_failure(root, "SessionStart", "", &error);
+    }
+}
+
+/// Runs the helper for `root` until it has nothing more to do. Returns at once when
+/// another helper of the same configuration answers already.
+pub async fn serve(target: &Target, root: &Path) -> Result<(), CliError> {
+    let failed = |what: &str, e: std::io::Error| CliError::Usage(format!("{what}: {e}"));
+    let target = hook_target(target);
+    let (socket, pid) = paths(&target, root);
+    std::fs::create_dir_all(root.join(ENGRAM_DIR))
+        .map_err(|e| failed("cannot create .engram", e))?;
+    // A helper that answers already: this one is not needed.
+    if UnixStream::connect(&socket).is_ok() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(&socket);
+    let listener =
+        tokio::net::UnixListener::bind(&socket).map_err(|e| failed("cannot listen", e))?;
+    let own = inode(&socket);
+    let started = engram_core::time::rfc3339_from_millis(crate::now_millis());
+    let _ = std::fs::write(&pid, format!("{} {started}\n", std::process::id()));
+    let (engram, model_error) = open_project(&target, root).await?;
+    if let Some(error) = model_error {
+        let note = format!("{}; the helper answers keyword-only", describe(&error));
+        log_failure(root, "(helper)", "", &note);
+    }
+    let resident = Resident {
+        root: root.to_path_buf(),
+        engram,
+    };
+    listen(&target, &resident, &listener, &socket, own).await;
+    // Only its own files: a helper started since may have taken the names.
+    if inode(&socket) == own {
+        let _ = std::fs::remove_file(&socket);
+        let _ = std::fs::remove_file(&pid);
+    }
+    Ok(())
+}
+
+/// Answers hooks one at a time until idle, the last session's end, or the socket's removal.
+async fn listen(
+    target: &Target,
+    resident: &Resident,
+    listener: &tokio::net::UnixListener,
+    socket: &Path,
+    own: Option<u64>,
+) {
+    let mut sessions: HashSet<String> = HashSet::new();
+    let mut ended_any = false;
+    let mut last_use = Instant::now();
+    loop {
+        let limit = if sessions.is_empty() && ended_any {
+            linger()
+        } else {
+            IDLE_EXIT
+        };
+        // Gone or replaced (its folder removed, another helper started in a race).
+        if last_use.elapsed() >= limit || inode(socket) != own {
+            return;
+        }
+        let Ok(accepted) = tokio::time::timeout(CHECK_EVERY, listener.accept()).await else {
+            continue;
+        };
+        let Ok((mut stream, _)) = accepted else {
+            continue;
+        };
+        let mut input = Vec::new();
+        let mut limited = (&mut stream).take(MAX_PAYLOAD_BYTES);
+        let read = limited.read_to_end(&mut input);
+        if tokio::time::timeout(SEND_TIMEOUT, read).await.is_err() {
+            continue;
+        }
+        let input = String::from_utf8_lossy(&input).into_owned();
+        // An empty message is a liveness probe (`engram status`), not a hook.
+        if input.trim().is_empty() {
+            continue;
+        }
+        last_use = Instant::now();
+        if let Ok(payload) = HookPayload::from_json(&input) {
+            match payload.event() {
+                Some(HookEvent::SessionEnd) => {
+                    sessions.remove(&payload.session_id);
+                    ended_any = true;
+                }
+                Some(_) => {
+                    sessions.insert(payload.session_id.clone());
+                }
+                None => {}
+            }
+        }
+        let printed = handle(target, &input, &resident.root, Some(resident)).await;
+        let line = printed.map(|p| p.line).unwrap_or_default();
+        let _ = stream.write_all(line.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    }
+}
+
+/// The file's inode: which socket file a path names now.
+fn inode(path: &Path) -> Option<u64> {
+    Some(std::os::unix::fs::MetadataExt::ino(
+        &std::fs::metadata(path).ok()?,
+    ))
+}
+
+/// The helpers running for the project at `root`: (process id, started at).
+pub fn running(root: &Path) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir(root.join(ENGRAM_DIR)) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("helper-") && name.ends_with(".pid")
+        })
+        .filter(|pid_file| UnixStream::connect(pid_file.with_extension("sock")).is_ok())
+        .filter_map(|pid_file| {
+            let text = std::fs::read_to_string(&pid_file).ok()?;
+            let (pid, started) = text.trim().split_once(' ')?;
+            Some((pid.parse().ok()?, started.to_owned()))
+        })
+        .collect()
+}

@@ -1,0 +1,101 @@
+//! A Claude Code session that logged tool events through the hooks and ended without a
+//! Stop (a crash, a kill) is finalized by the next session's start once it has been quiet
+//! for half an hour — not sooner, and only once.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use crate::file_db::open_db;
+use engram::agent_loop::hook::HookPayload;
+use engram::{Engram, EngramConfig, Host, OsEntropy};
+use engram_store::{Database, Statement, Value};
+
+/// A clock the test moves.
+#[derive(Clone)]
+struct MovableClock(Rc<Cell<i64>>);
+
+impl engram::Clock for MovableClock {
+    fn now_millis(&self) -> i64 {
+        self.0.get()
+    }
+}
+
+fn payload(event: &str, session: &str, extra: serde_json::Value) -> HookPayload {
+    let mut fields = serde_json::json!({
+        "hook_event_name": event,
+        "session_id": session,
+        "cwd": "/work/app",
+    });
+    if let (Some(fields), Some(extra)) = (fields.as_object_mut(), extra.as_object()) {
+        fields.extend(extra.clone());
+    }
+    HookPayload::from_json(&fields.to_string()).expect("a payload")
+}
+
+async fn finalized<D: Database>(db: &D, session: &str) -> i64 {
+    let rows = db
+        .pipeline(&[Statement::with_params(
+            "SELECT count(*) FROM observer_sessions WHERE session_id = ?1",
+            vec![Value::from(session)],
+        )])
+        .await
+        .expect("read");
+    let rows = rows.into_iter().next().expect("one").expect("ok").rows;
+    rows[0][0].as_i64("count").expect("count")
+}
+
+#[tokio::test]
+async fn a_session_that_ended_without_a_stop_is_finalized_by_a_later_start() {
+    let (_tmp, db) = open_db("hook-recovery").await;
+    let now = Rc::new(Cell::new(1_800_000_000_000));
+    let host = Host::new(MovableClock(Rc::clone(&now)), OsEntropy);
+    let engram = Engram::open(&db, EngramConfig::default(), host)
+        .await
+        .expect("engram");
+    let roots = vec!["/work/app".to_owned()];
+    for (i, file) in ["src/db.rs", "src/api.rs", "src/db.rs"].iter().enumerate() {
+        let read = payload(
+            "PostToolUse",
+            "crashed",
+            serde_json::json!({"tool_name": "Read", "tool_use_id": format!("t{i}"),
+                "tool_input": {"file_path": format!("/work/app/{file}")}, "tool_response": "fn main() {}"}),
+        );
+        engram.answer_hook(&read, &roots).await.expect("logged");
+    }
+    let start = |session: &str| {
+        payload(
+            "SessionStart",
+            session,
+            serde_json::json!({"source": "startup"}),
+        )
+    };
+
+    now.set(now.get() + 10 * 60 * 1000);
+    engram
+        .answer_hook(&start("second"), &roots)
+        .await
+        .expect("starts");
+    assert_eq!(
+        finalized(&db, "crashed").await,
+        0,
+        "ten quiet minutes are not a crash"
+    );
+
+    now.set(now.get() + 25 * 60 * 1000);
+    engram
+        .answer_hook(&start("third"), &roots)
+        .await
+        .expect("starts");
+    assert_eq!(finalized(&db, "crashed").await, 1, "35 quiet minutes are");
+    assert_eq!(
+        finalized(&db, "second").await,
+        0,
+        "a session with no events is not"
+    );
+
+    engram
+        .answer_hook(&start("fourth"), &roots)
+        .await
+        .expect("starts");
+    assert_eq!(finalized(&db, "crashed").await, 1, "finalized once");
+}
