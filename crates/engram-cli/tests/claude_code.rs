@@ -8,6 +8,7 @@
 //! about the same bug and reads the file; session 3 injects every failure a hook can meet.
 //! What the model was shown is read from the request bodies the scripted API received.
 
+mod common;
 #[path = "claude_code/scripted_api.rs"]
 mod scripted_api;
 
@@ -15,8 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use engram_libsql::LocalDatabase;
-use engram_store::{Database, Statement, Value as SqlValue};
+use common::rows;
 use scripted_api::{user_texts, Block, ScriptedApi};
 use serde_json::Value;
 
@@ -278,25 +278,15 @@ fn problem_title(eval: &Path, instance: &str) -> String {
         .expect("the instance's problem statement")
 }
 
-fn rows(db: &Path, sql: &str) -> Vec<Vec<SqlValue>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let db = LocalDatabase::open(&db.to_string_lossy())
-            .await
-            .expect("database");
-        let results = db.pipeline(&[Statement::new(sql)]).await.expect("read");
-        results.into_iter().next().expect("one").expect("ok").rows
-    })
-}
-
 fn memory_contents(db: &Path) -> Vec<String> {
-    rows(db, "SELECT content FROM memories ORDER BY content")
-        .iter()
-        .map(|r| r[0].as_text("content").expect("text").to_owned())
-        .collect()
+    rows(
+        db,
+        "SELECT content FROM memories ORDER BY content",
+        Vec::new(),
+    )
+    .iter()
+    .map(|r| r[0].as_text("content").expect("text").to_owned())
+    .collect()
 }
 
 #[test]
@@ -433,7 +423,8 @@ fn the_plugin_folder_observes_a_session_without_an_install() {
     );
     let logged = rows(
         &world.db(),
-        &format!("SELECT count(*) FROM hook_events WHERE session_id = '{session}'"),
+        "SELECT count(*) FROM hook_events WHERE session_id = ?1",
+        vec![engram_store::Value::from(session)],
     );
     assert_eq!(
         logged[0][0].as_i64("count").expect("count"),
@@ -442,7 +433,8 @@ fn the_plugin_folder_observes_a_session_without_an_install() {
     );
     let finalized = rows(
         &world.db(),
-        &format!("SELECT count(*) FROM observer_sessions WHERE session_id = '{session}'"),
+        "SELECT count(*) FROM observer_sessions WHERE session_id = ?1",
+        vec![engram_store::Value::from(session)],
     );
     assert_eq!(finalized[0][0].as_i64("count").expect("count"), 1);
     assert_eq!(world.log(), "", "no hook failed");

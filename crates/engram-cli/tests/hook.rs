@@ -1,12 +1,14 @@
 //! `engram hook` as Claude Code runs it: one process per event with the payload on stdin,
 //! in the project's folder, in parallel.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use engram_libsql::LocalDatabase;
-use engram_store::{Database, Statement, Value};
+use common::rows;
+use engram_store::Value;
 use serde_json::{json, Value as Json};
 
 /// A project folder (a git work tree) in the temp folder, removed on drop.
@@ -40,10 +42,17 @@ impl Drop for Project {
     }
 }
 
-/// Runs `engram hook` in `dir` with `stdin`, as Claude Code does.
+/// Runs `engram hook` in `dir` with `stdin`, as Claude Code does, keyword-only.
 fn hook(dir: &Path, stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .args(["--no-embed", "hook"])
+    let mut command = Command::new(env!("CARGO_BIN_EXE_engram"));
+    command.arg("--no-embed");
+    run_hook(command, dir, stdin)
+}
+
+/// Runs `command hook` in `dir` with `stdin` and no database flag.
+fn run_hook(mut command: Command, dir: &Path, stdin: &str) -> Output {
+    let mut child = command
+        .arg("hook")
         .current_dir(dir)
         .env_remove("ENGRAM_DB")
         .stdin(Stdio::piped())
@@ -96,24 +105,6 @@ fn remember(project: &Project, content: &str, file: &str) {
         .output()
         .expect("engram runs");
     assert!(output.status.success(), "{output:?}");
-}
-
-/// The rows `sql` reads from the database at `db`, with `params`.
-fn rows(db: &Path, sql: &str, params: Vec<Value>) -> Vec<Vec<Value>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let db = LocalDatabase::open(&db.to_string_lossy())
-            .await
-            .expect("open");
-        let results = db
-            .pipeline(&[Statement::with_params(sql, params)])
-            .await
-            .expect("read");
-        results.into_iter().next().expect("one").expect("ok").rows
-    })
 }
 
 fn count(db: &Path, sql: &str, session: &str) -> i64 {
@@ -499,22 +490,12 @@ fn model_dir() -> PathBuf {
 
 /// `engram hook` with the model, as installed hooks run it.
 fn hook_with_model(dir: &Path, stdin: &str, helper: bool) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .arg("hook")
-        .current_dir(dir)
-        .env_remove("ENGRAM_DB")
+    let mut command = Command::new(env!("CARGO_BIN_EXE_engram"));
+    command
         .env("ENGRAM_MODEL_DIR", model_dir())
         .env("ENGRAM_HOOK_HELPER", if helper { "on" } else { "off" })
-        .env("ENGRAM_HOOK_HELPER_LINGER_SECS", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("engram runs");
-    let mut input = child.stdin.take().expect("stdin");
-    let _ = input.write_all(stdin.as_bytes());
-    drop(input);
-    child.wait_with_output().expect("engram exits")
+        .env("ENGRAM_HOOK_HELPER_LINGER_SECS", "1");
+    run_hook(command, dir, stdin)
 }
 
 fn helper_files(project: &Project) -> Vec<String> {

@@ -20,7 +20,7 @@ use engram::agent_loop::hook::{HookEvent, HookPayload};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{
-    describe, handle, hook_target, log_failure, open_project, project_root, Printed, Resident,
+    describe, handle, hook_target, log_failure, open_project, payload_root, Printed, Resident,
     ENGRAM_DIR, HOOK_TIME_CAP, MAX_PAYLOAD_BYTES,
 };
 use crate::{CliError, Target};
@@ -81,12 +81,7 @@ pub(crate) fn ask(target: &Target, input: &str, fallback_dir: &Path) -> Option<P
     if event == HookEvent::PreToolUse {
         return None;
     }
-    let cwd = payload
-        .cwd
-        .as_deref()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| fallback_dir.to_path_buf());
-    let root = project_root(&cwd);
+    let root = payload_root(&payload, fallback_dir);
     let (socket, _) = paths(target, &root);
     let stream = match UnixStream::connect(&socket) {
         Ok(stream) => stream,

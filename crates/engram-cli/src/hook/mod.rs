@@ -108,12 +108,7 @@ pub(crate) async fn handle(
             return None;
         }
     };
-    let cwd = payload
-        .cwd
-        .as_deref()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| fallback_dir.to_path_buf());
-    let root = project_root(&cwd);
+    let root = payload_root(&payload, fallback_dir);
     let Some(event) = payload.event() else {
         let error = format!(
             "unknown event {:?}: engram handles none such",
@@ -277,6 +272,17 @@ pub(crate) fn note_model_error(root: &Path, payload: &HookPayload, error: Option
         let note = format!("{}; answered keyword-only", describe(&error));
         log_failure(root, &payload.hook_event_name, &payload.session_id, &note);
     }
+}
+
+/// The project a payload is about: the root above its `cwd` (else above `fallback_dir`,
+/// the hook process's own folder).
+pub(crate) fn payload_root(payload: &HookPayload, fallback_dir: &Path) -> PathBuf {
+    let cwd = payload
+        .cwd
+        .as_deref()
+        .map(Path::new)
+        .unwrap_or(fallback_dir);
+    project_root(cwd)
 }
 
 /// The project a path belongs to: the nearest folder above it (itself included) that has

@@ -33,3 +33,26 @@ pub fn stdout(output: &Output) -> String {
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// The rows `sql` reads from the database at `db`, with `params`.
+pub fn rows(
+    db: &std::path::Path,
+    sql: &str,
+    params: Vec<engram_store::Value>,
+) -> Vec<Vec<engram_store::Value>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use engram_store::Database as _;
+        let db = engram_libsql::LocalDatabase::open(&db.to_string_lossy())
+            .await
+            .expect("open");
+        let results = db
+            .pipeline(&[engram_store::Statement::with_params(sql, params)])
+            .await
+            .expect("read");
+        results.into_iter().next().expect("one").expect("ok").rows
+    })
+}
