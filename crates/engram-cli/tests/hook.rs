@@ -641,3 +641,56 @@ fn a_short_prompt_is_searched_with_the_last_turns_of_its_transcript() {
     assert!(enriched.contains("dashboard cache"), "{enriched}");
     assert_eq!(project.log(), "");
 }
+
+/// A search for what memory already answers gets the answer after the search, from the
+/// session's fifth tool call on (the first ones are the agent reading its context).
+#[test]
+fn a_search_memory_already_answers_gets_the_answer_from_the_fifth_call() {
+    let project = Project::new("known");
+    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--db")
+        .arg(project.db())
+        .args([
+            "--no-embed",
+            "remember",
+            "--type",
+            "decision",
+            "The upload queue retries three times, then parks the job in the dead letter table",
+        ])
+        .output()
+        .expect("engram runs");
+    assert!(output.status.success(), "{output:?}");
+    let grep = |session: &str, id: usize| {
+        payload(
+            &project,
+            "PostToolUse",
+            session,
+            json!({"tool_name": "Grep", "tool_use_id": format!("g{id}"),
+                   "tool_input": {"pattern": "upload queue retries"},
+                   "tool_response": {"mode": "files_with_matches", "filenames": [], "numFiles": 0}}),
+        )
+    };
+    assert_eq!(
+        context(&hook(&project.0, &grep("early", 0))),
+        None,
+        "not at the first call"
+    );
+    for i in 0..5 {
+        let listing = payload(
+            &project,
+            "PostToolUse",
+            "later",
+            json!({"tool_name": "Bash", "tool_use_id": format!("b{i}"),
+                   "tool_input": {"command": "ls"}, "tool_response": {"stdout": "src\n"}}),
+        );
+        assert_eq!(context(&hook(&project.0, &listing)), None);
+    }
+    let answered = context(&hook(&project.0, &grep("later", 9))).expect("memory answers it");
+    assert!(answered.contains("dead letter table"), "{answered}");
+    assert_eq!(
+        context(&hook(&project.0, &grep("later", 10))),
+        None,
+        "never twice"
+    );
+    assert_eq!(project.log(), "");
+}

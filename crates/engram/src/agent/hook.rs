@@ -3,6 +3,8 @@
 //! its log.
 
 use engram_agent::hook::{HookEvent, HookPayload};
+use engram_agent::inject::Injection;
+use engram_agent::step::{self, StepRequest};
 use engram_core::ValidationError;
 use engram_observer::{Event, Outcome, PathNormalizer, Scratchpad, SessionKind};
 use engram_store::{Database, Statement, StoreError, Value};
@@ -220,6 +222,9 @@ impl<D: Database> Engram<D> {
                 injection = self.augment_tool_result(&context).await?;
             }
         }
+        if event == HookEvent::PostToolUse && injection.is_none() {
+            injection = self.known_answer(session, &events).await?;
+        }
         let (text, ids) = match injection {
             Some(found) => (found.text, found.memory_ids),
             None => (String::new(), Vec::new()),
@@ -246,6 +251,50 @@ impl<D: Database> Engram<D> {
             events_logged: events.len(),
             finalized: None,
         })
+    }
+
+    /// The step-injection decider after a search (Grep, Glob, a grep in Bash): a memory
+    /// that already answers what the agent looks for, by the auto-inject rules, and never
+    /// before the session's fifth tool call (counted in its log). Calls that search for
+    /// nothing cost no read.
+    async fn known_answer(
+        &self,
+        session: &str,
+        events: &[Event],
+    ) -> Result<Option<Injection>, EngramError> {
+        let Some(Event::ToolCall(call)) = events.first() else {
+            return Ok(None);
+        };
+        let mut request = StepRequest {
+            step: step::FIRST_INJECTED_STEP,
+            recent_tool_calls: vec![call.clone()],
+            recorded: Vec::new(),
+            shown_ids: Vec::new(),
+            phase: None,
+        };
+        if step::plan(&request).searches.is_empty() {
+            return Ok(None);
+        }
+        let logged = self
+            .single(Statement::with_params(
+                COUNT_SESSION_EVENTS,
+                vec![Value::from(self.project_id()), Value::from(session)],
+            ))
+            .await?;
+        let calls_before = logged
+            .rows
+            .first()
+            .and_then(|row| row.first())
+            .map(|v| v.as_i64("count"))
+            .transpose()?
+            .unwrap_or(0);
+        request.step = u32::try_from(calls_before).unwrap_or(u32::MAX);
+        if request.step < step::FIRST_INJECTED_STEP {
+            return Ok(None);
+        }
+        request.shown_ids = self.shown(session).await?;
+        request.shown_ids.truncate(step::MAX_SESSION_ENTRIES);
+        self.step_injection(&request).await
     }
 
     /// Records `ids` as shown in `session` and answers with `text`.
@@ -530,6 +579,10 @@ WHERE project_id = ?1 AND session_id <> ?2 \
 AND id > (SELECT coalesce(max(id), 0) - 5000 FROM hook_events) \
 AND session_id NOT IN (SELECT session_id FROM observer_sessions WHERE project_id = ?1) \
 GROUP BY session_id HAVING max(created_at) < ?3 LIMIT 3";
+
+/// How many tool calls a session has logged.
+const COUNT_SESSION_EVENTS: &str =
+    "SELECT count(*) FROM hook_events WHERE project_id = ?1 AND session_id = ?2";
 
 const HOOK_STATUS: &str = "SELECT \
 (SELECT count(DISTINCT session_id) FROM hook_events WHERE project_id = ?1), \
