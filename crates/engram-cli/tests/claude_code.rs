@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::rows;
+use common::{memory_contents, rows};
 use scripted_api::{user_texts, Block, ScriptedApi};
 use serde_json::Value;
 
@@ -276,17 +276,6 @@ fn problem_title(eval: &Path, instance: &str) -> String {
         .and_then(|row| row["problem_statement"].as_str().map(str::to_owned))
         .and_then(|text| text.lines().next().map(str::to_owned))
         .expect("the instance's problem statement")
-}
-
-fn memory_contents(db: &Path) -> Vec<String> {
-    rows(
-        db,
-        "SELECT content FROM memories ORDER BY content",
-        Vec::new(),
-    )
-    .iter()
-    .map(|r| r[0].as_text("content").expect("text").to_owned())
-    .collect()
 }
 
 #[test]

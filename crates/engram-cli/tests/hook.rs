@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::rows;
+use common::{memory_contents, rows};
 use engram_store::Value;
 use serde_json::{json, Value as Json};
 
@@ -306,17 +306,6 @@ fn eval_dir() -> Option<PathBuf> {
     }
 }
 
-fn memory_contents(db: &Path) -> Vec<String> {
-    rows(
-        db,
-        "SELECT content FROM memories ORDER BY content",
-        Vec::new(),
-    )
-    .iter()
-    .map(|r| r[0].as_text("content").expect("text").to_owned())
-    .collect()
-}
-
 /// A real Claude Code session's tool calls, sent one hook process each as Claude Code
 /// would, teach what replaying its transcript teaches.
 #[test]
@@ -602,19 +591,11 @@ fn the_resident_helper_answers_as_a_hook_would_and_leaves_with_its_session() {
 #[test]
 fn a_short_prompt_is_searched_with_the_last_turns_of_its_transcript() {
     let project = Project::new("short");
-    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .arg("--db")
-        .arg(project.db())
-        .args([
-            "--no-embed",
-            "remember",
-            "--type",
-            "gotcha",
-            "The dashboard cache must be cleared after a schema migration",
-        ])
-        .output()
-        .expect("engram runs");
-    assert!(output.status.success(), "{output:?}");
+    remember_typed(
+        &project,
+        "gotcha",
+        "The dashboard cache must be cleared after a schema migration",
+    );
     let transcript = project.0.join("transcript.jsonl");
     let turns = [
         json!({"type": "user", "message": {"role": "user", "content": "why is the dashboard cache stale after the schema migration?"}}),
@@ -647,19 +628,11 @@ fn a_short_prompt_is_searched_with_the_last_turns_of_its_transcript() {
 #[test]
 fn a_search_memory_already_answers_gets_the_answer_from_the_fifth_call() {
     let project = Project::new("known");
-    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .arg("--db")
-        .arg(project.db())
-        .args([
-            "--no-embed",
-            "remember",
-            "--type",
-            "decision",
-            "The upload queue retries three times, then parks the job in the dead letter table",
-        ])
-        .output()
-        .expect("engram runs");
-    assert!(output.status.success(), "{output:?}");
+    remember_typed(
+        &project,
+        "decision",
+        "The upload queue retries three times, then parks the job in the dead letter table",
+    );
     let grep = |session: &str, id: usize| {
         payload(
             &project,
@@ -693,4 +666,15 @@ fn a_search_memory_already_answers_gets_the_answer_from_the_fifth_call() {
         "never twice"
     );
     assert_eq!(project.log(), "");
+}
+
+/// Stores a memory of `kind` in the project's database, keyword-only.
+fn remember_typed(project: &Project, kind: &str, content: &str) {
+    let output = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--db")
+        .arg(project.db())
+        .args(["--no-embed", "remember", "--type", kind, content])
+        .output()
+        .expect("engram runs");
+    assert!(output.status.success(), "{output:?}");
 }

@@ -56,3 +56,15 @@ pub fn rows(
         results.into_iter().next().expect("one").expect("ok").rows
     })
 }
+
+/// Every memory's content in the database at `db`, sorted.
+pub fn memory_contents(db: &std::path::Path) -> Vec<String> {
+    rows(
+        db,
+        "SELECT content FROM memories ORDER BY content",
+        Vec::new(),
+    )
+    .iter()
+    .map(|r| r[0].as_text("content").expect("text").to_owned())
+    .collect()
+}
