@@ -316,7 +316,7 @@ pub fn installed_in(root: &Path) -> Vec<PathBuf> {
         .into_iter()
         .filter(|path| {
             std::fs::read_to_string(path)
-                .is_ok_and(|text| text.contains("engram") && text.contains(" hook"))
+                .is_ok_and(|text| crate::install::claude_code::runs_engram_hook(&text))
         })
         .collect()
 }

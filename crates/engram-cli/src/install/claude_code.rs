@@ -67,6 +67,21 @@ pub fn is_engram_hook(command: &str) -> bool {
     rest.split_whitespace().last() == Some("hook") && is_engram_program(program)
 }
 
+/// Whether a settings file's text has a hook that runs `engram … hook`.
+pub fn runs_engram_hook(settings: &str) -> bool {
+    let Ok(settings) = serde_json::from_str::<Value>(settings) else {
+        return false;
+    };
+    let events = settings["hooks"].as_object().into_iter().flatten();
+    events
+        .filter_map(|(_, groups)| groups.as_array())
+        .flatten()
+        .filter_map(|group| group["hooks"].as_array())
+        .flatten()
+        .filter_map(|hook| hook["command"].as_str())
+        .any(is_engram_hook)
+}
+
 /// Whether `program` names the engram binary.
 fn is_engram_program(program: &str) -> bool {
     let program = program.trim_matches(['"', '\'']);
