@@ -100,6 +100,29 @@ enum Command {
         /// The memory id.
         id: String,
     },
+    /// Every change to a memory, oldest first: created, merged, superseded, retired…
+    /// (kept after the memory is deleted).
+    History {
+        /// The memory id.
+        id: String,
+    },
+    /// Retire memories whose confidence decayed below the floor past 3 half-lives,
+    /// delete retired ones after the grace period (unless verified, pinned or
+    /// superseded), and keep the project under its cap. Idempotent.
+    Prune {
+        /// Report what would change and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// The most live memories the project keeps.
+        #[arg(long, default_value_t = engram::lifecycle_rules::prune::DEFAULT_CAP)]
+        cap: u64,
+        /// Current confidence below which an idle memory is retired.
+        #[arg(long, default_value_t = 0.1)]
+        floor: f64,
+        /// Days a retired memory is kept before it is deleted.
+        #[arg(long, default_value_t = 30.0)]
+        grace_days: f64,
+    },
     /// Index a repository's code into the graph (incremental: only changed files are
     /// parsed). Honours .gitignore; skips vendored and build folders.
     Index(code::IndexArgs),
@@ -390,6 +413,25 @@ async fn execute<D: Database>(
                 return Err(CliError::NotFound(id));
             }
             output::forgotten(&id, json);
+        }
+        Command::History { id } => {
+            let entries = engram.history(&id).await?;
+            output::history(&entries, json);
+        }
+        Command::Prune {
+            dry_run,
+            cap,
+            floor,
+            grace_days,
+        } => {
+            let policy = engram::PrunePolicy {
+                cap: Some(cap),
+                floor,
+                grace_days,
+                ..engram::PrunePolicy::default()
+            };
+            let report = engram.prune(&policy, dry_run).await?;
+            output::pruned(&report, json);
         }
         Command::EmbedPending { batch } => loop {
             let progress = engram.embed_pending(batch).await?;

@@ -13,7 +13,20 @@ pub fn remembered(stored: &Remembered, json: bool) {
         say!("{}", serde_json::to_string(stored).unwrap_or_default());
         return;
     }
-    say!("remembered {}", stored.id);
+    if stored.merged {
+        say!(
+            "merged into {} (it says the same; counted once more)",
+            stored.id
+        );
+    } else {
+        say!("remembered {}", stored.id);
+    }
+    if let Some(old) = &stored.superseded {
+        say!("  supersedes {old} (retired; `engram history {old}` says why)");
+    }
+    if let Some(other) = &stored.conflicts_with {
+        say!("  contradicts {other}, which is trusted more: both kept, this one needs review");
+    }
     if !stored.redacted.is_empty() {
         say!("  redacted secrets: {}", stored.redacted.join(", "));
     }
@@ -428,5 +441,59 @@ mod tests {
             assert!(!verbose_value(Some(OsStr::new(off))), "{off:?}");
         }
         assert!(!verbose_value(None));
+    }
+}
+
+/// Prints a memory's history, oldest first.
+pub fn history(entries: &[engram::HistoryEntry], json: bool) {
+    if json {
+        say!("{}", serde_json::to_string(entries).unwrap_or_default());
+        return;
+    }
+    for entry in entries {
+        let related = entry
+            .related_id
+            .as_deref()
+            .map(|id| format!(" [{id}]"))
+            .unwrap_or_default();
+        say!(
+            "{}  {:<11} by {}{}: {}",
+            entry.at,
+            entry.action.as_str(),
+            entry.actor,
+            related,
+            engram_core::quote::for_terminal(&entry.reason)
+        );
+        if let Some(after) = entry.after.as_ref().and_then(|a| a.get("content")) {
+            if let Some(text) = after.as_str() {
+                say!("      wording: {}", engram_core::quote::for_terminal(text));
+            }
+        }
+    }
+}
+
+/// Prints what a prune run did (or would do).
+pub fn pruned(report: &engram::PruneReport, json: bool) {
+    if json {
+        say!("{}", serde_json::to_string(report).unwrap_or_default());
+        return;
+    }
+    let verb = if report.dry_run { "would" } else { "did" };
+    say!(
+        "prune {verb}: retire {} decayed, evict {} over the cap, delete {} past the grace; live {} -> {}",
+        report.retired.len(),
+        report.evicted.len(),
+        report.deleted.len(),
+        report.live_before,
+        report.live_after
+    );
+    for (what, decisions) in [
+        ("retire", &report.retired),
+        ("evict", &report.evicted),
+        ("delete", &report.deleted),
+    ] {
+        for d in decisions {
+            say!("  {what} {}: {}", d.id, d.reason);
+        }
     }
 }

@@ -198,6 +198,10 @@ fn one() -> f64 {
     1.0
 }
 
+fn one_occurrence() -> u32 {
+    1
+}
+
 /// The unit of work a memory belongs to, in its methodology's own terms.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -527,6 +531,17 @@ pub struct Memory {
     pub embedding_model_id: Option<String>,
     /// Soft-deleted (forgotten) memories are kept for a grace period but never returned.
     pub deprecated: bool,
+    /// How many times it was said: 1, plus one for every memory merged into it.
+    #[serde(default = "one_occurrence")]
+    pub occurrences: u32,
+    /// The memory that replaced it, when one did: it is then retired (never injected or
+    /// searched) and kept, with its history, to show why engram believed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    /// Why it is stale, when the code it cites changed (a file deleted, a symbol removed
+    /// or changed): a stale memory is not injected until a person reviews it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_reason: Option<String>,
     /// The code-graph node the memory is about, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_node_id: Option<String>,

@@ -314,6 +314,45 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "agent hook sessions",
         statements: HOOK_SESSIONS,
     },
+    Migration {
+        version: 15,
+        name: "memory lifecycle",
+        statements: MEMORY_LIFECYCLE,
+    },
+];
+
+/// Version 15: the memory lifecycle. Each memory counts how often it was said
+/// (`occurrences`), names the memory that replaced it (`superseded_by`), says why it is
+/// stale (`stale_reason`), keeps the key of its normalized text (`content_key`, so a write
+/// finds an identical live memory by index, and two parallel writers of one text cannot
+/// both insert it) and counts the uses nobody corrected since they were last folded in.
+/// `memory_history` holds every change to a memory, appended in the change's transaction;
+/// it outlives the memory. `ALTER TABLE` is not idempotent: an opener that loses the race
+/// to apply this version finds it applied and goes on (see `migrate`).
+const MEMORY_LIFECYCLE: &[&str] = &[
+    "ALTER TABLE memories ADD COLUMN occurrences INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE memories ADD COLUMN superseded_by TEXT",
+    "ALTER TABLE memories ADD COLUMN stale_reason TEXT",
+    "ALTER TABLE memories ADD COLUMN content_key TEXT",
+    "ALTER TABLE memories ADD COLUMN updated_at TEXT",
+    "ALTER TABLE memories ADD COLUMN uncorrected_uses INTEGER NOT NULL DEFAULT 0",
+    "CREATE UNIQUE INDEX IF NOT EXISTS idx_memories_content_key \
+ON memories(project_id, type, content_key) WHERE deprecated = 0 AND content_key IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS idx_memories_superseded_by ON memories(superseded_by) \
+WHERE superseded_by IS NOT NULL",
+    "CREATE TABLE IF NOT EXISTS memory_history (
+  id         INTEGER PRIMARY KEY,
+  memory_id  TEXT NOT NULL,
+  project_id TEXT NOT NULL,
+  action     TEXT NOT NULL,
+  before     TEXT,
+  after      TEXT,
+  reason     TEXT NOT NULL,
+  actor      TEXT NOT NULL,
+  related_id TEXT,
+  at         TEXT NOT NULL
+)",
+    "CREATE INDEX IF NOT EXISTS idx_memory_history_memory ON memory_history(memory_id, id)",
 ];
 
 /// Version 14: what the agent's hooks saw, per session. Each hook is a process of its own
@@ -793,7 +832,10 @@ mod tests {
                         || (sql.starts_with("UPDATE memories_fts SET rowid")
                             && sql.contains("WHERE rowid < 1099511627776"))
                         // Only until a project holds key 0, which the last one gives.
-                        || sql.ends_with("NOT EXISTS (SELECT 1 FROM projects WHERE key = 0)"),
+                        || sql.ends_with("NOT EXISTS (SELECT 1 FROM projects WHERE key = 0)")
+                        // Fails once applied; the runner then finds the version in the
+                        // ledger and goes on.
+                        || sql.starts_with("ALTER TABLE memories ADD COLUMN"),
                     "not idempotent: {sql}"
                 );
             }

@@ -227,6 +227,9 @@ pub mod test_support {
             chunk: None,
             embedding_model_id: None,
             deprecated: false,
+            occurrences: 1,
+            superseded_by: None,
+            stale_reason: None,
         }
     }
 }

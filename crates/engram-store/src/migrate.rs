@@ -71,9 +71,11 @@ pub async fn migrate<D: Database>(db: &D, now: &str) -> Result<Vec<u32>, StoreEr
         if applied.contains(&i64::from(migration.version)) {
             continue;
         }
+        let present = added_columns_present(db, migration.statements).await?;
         let mut statements: Vec<Statement> = migration
             .statements
             .iter()
+            .filter(|sql| !present.iter().any(|p| p == *sql))
             .map(|sql| Statement::new(*sql))
             .collect();
         statements.push(Statement::with_params(
@@ -84,8 +86,88 @@ pub async fn migrate<D: Database>(db: &D, now: &str) -> Result<Vec<u32>, StoreEr
                 Value::from(now),
             ],
         ));
-        db.transaction(&statements).await?;
+        if let Err(error) = db.transaction(&statements).await {
+            // A statement that is not idempotent (`ALTER TABLE … ADD COLUMN`) fails when
+            // another opener applied this version first; then the ledger has it.
+            if !version_applied(db, migration.version).await? {
+                return Err(error);
+            }
+            continue;
+        }
         done.push(migration.version);
     }
     Ok(done)
+}
+
+/// Whether the ledger records `version` now.
+async fn version_applied<D: Database>(db: &D, version: u32) -> Result<bool, StoreError> {
+    let rows = db
+        .pipeline(&[Statement::new(SELECT_APPLIED)])
+        .await?
+        .into_iter()
+        .next()
+        .transpose()?
+        .unwrap_or_default();
+    Ok(rows.rows.iter().any(|row| {
+        row.first().and_then(|v| v.as_i64("schema version").ok()) == Some(i64::from(version))
+    }))
+}
+
+/// The `ALTER TABLE … ADD COLUMN` statements of `statements` whose column is already
+/// there (a database whose ledger lost a version it had applied): they would fail, and
+/// the column they add is present. One read, only for migrations that add columns.
+async fn added_columns_present<D: Database>(
+    db: &D,
+    statements: &[&'static str],
+) -> Result<Vec<&'static str>, StoreError> {
+    let adds: Vec<(&'static str, &str, &str)> = statements
+        .iter()
+        .filter_map(|sql| {
+            let mut words = sql.split_whitespace();
+            match (
+                words.next(),
+                words.next(),
+                words.next(),
+                words.next(),
+                words.next(),
+                words.next(),
+            ) {
+                (
+                    Some("ALTER"),
+                    Some("TABLE"),
+                    Some(table),
+                    Some("ADD"),
+                    Some("COLUMN"),
+                    Some(column),
+                ) => Some((*sql, table, column)),
+                _ => None,
+            }
+        })
+        .collect();
+    if adds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let reads: Vec<Statement> = adds
+        .iter()
+        .map(|(_, table, column)| {
+            Statement::with_params(
+                "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                vec![Value::from(*table), Value::from(*column)],
+            )
+        })
+        .collect();
+    let results = db.pipeline(&reads).await?;
+    let mut present = Vec::new();
+    for ((sql, _, _), result) in adds.iter().zip(results) {
+        let rows = result?;
+        let count = rows
+            .rows
+            .first()
+            .and_then(|r| r.first())
+            .map_or(Ok(0), |v| v.as_i64("column count"))?;
+        if count > 0 {
+            present.push(*sql);
+        }
+    }
+    Ok(present)
 }

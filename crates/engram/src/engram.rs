@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::breaker::Circuit;
 use crate::embedding::{EmbedFailure, Embedding};
+use crate::lifecycle::consolidate::{self, Placement};
 use crate::row::memory_from_row;
 use crate::vector_index::VectorIndex;
 use crate::{sql, EngramError, Host};
@@ -54,6 +55,19 @@ pub struct Remembered {
     /// and `id` is the first write's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub replayed: bool,
+    /// It said what a live memory of its type already says: nothing new was stored, `id`
+    /// is that memory's, and its occurrences, confidence, files, tags and provenance took
+    /// this write in (the wording is kept in its history).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub merged: bool,
+    /// The live memory it replaced (retired, pointing to this one), when it contradicted
+    /// one about the same subject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<String>,
+    /// A live memory it contradicts that is trusted more (a person's word, or pinned):
+    /// both are kept, and this one waits for review.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflicts_with: Option<String>,
 }
 
 /// Progress of [`Engram::embed_pending`].
@@ -320,6 +334,20 @@ impl<D: Database> Engram<D> {
     /// in this project, the first write's id (`replayed`, nothing stored); while the
     /// database is out of reach, `pending` (see [`Engram::write_status`]).
     pub async fn remember(&self, memory: NewMemory) -> Result<Remembered, EngramError> {
+        let mut attempt = 0;
+        loop {
+            match self.remember_once(memory.clone()).await {
+                // A parallel writer stored the same text between this write's read and
+                // its commit; read again, and this write merges into that memory.
+                Err(error) if is_content_key_conflict(&error) && attempt < CONFLICT_RETRIES => {
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn remember_once(&self, memory: NewMemory) -> Result<Remembered, EngramError> {
         let (statements, remembered, stored) = self.prepare_memories(vec![memory]).await?;
         let mut remembered = remembered.into_iter().next().ok_or_else(|| {
             EngramError::from(ValidationError::field("memory", "nothing to store"))
@@ -334,9 +362,18 @@ impl<D: Database> Engram<D> {
         match self.commit(write, true).await? {
             crate::durable::Committed::Applied(_) => {}
             crate::durable::Committed::Pending => remembered.pending = true,
-            crate::durable::Committed::Replayed(ids) => {
+            crate::durable::Committed::Replayed {
+                ids,
+                before_this_call,
+            } => {
                 if let Some(first) = ids.into_iter().next() {
-                    remembered.replayed = remembered.id != first;
+                    remembered.replayed = remembered.id != first || before_this_call;
+                    if remembered.replayed {
+                        // Nothing of this call was stored: it merged or replaced nothing.
+                        remembered.merged = false;
+                        remembered.superseded = None;
+                        remembered.conflicts_with = None;
+                    }
                     remembered.id = first;
                 }
             }
@@ -375,68 +412,151 @@ impl<D: Database> Engram<D> {
             _ => (Vec::new(), None),
         };
         vectors.resize(prepared.len(), None);
+        let ids: Vec<String> = prepared.iter().map(|_| self.new_id()).collect();
+        let news: Vec<NewMemory> = prepared.iter().map(|(m, _, _)| m.clone()).collect();
+        let placements = self.place(&news, &vectors, &ids).await?;
         let mut statements = Vec::new();
         let mut remembered = Vec::with_capacity(prepared.len());
         let mut stored = Vec::with_capacity(prepared.len());
-        for ((memory, redacted, secret_scan_skipped), vector) in prepared.into_iter().zip(vectors) {
-            let id = self.new_id();
-            statements.push(Statement::with_params(
-                sql::INSERT_MEMORY,
-                insert_params(&id, &self.config.project_id, &now, &memory),
-            ));
-            statements.push(Statement::with_params(
-                sql::INSERT_FTS,
-                vec![
-                    Value::from(id.as_str()),
-                    Value::from(memory.content.as_str()),
-                    Value::from(memory.tags.join(" ")),
-                    Value::from(memory.related_files.join(" ")),
-                    Value::from(self.config.project_id.as_str()),
-                ],
-            ));
-            statements.push(Statement::with_params(
-                sql::INSERT_KEYWORD_ROW,
-                vec![
-                    Value::from(id.as_str()),
-                    Value::from(self.config.project_id.as_str()),
-                ],
-            ));
-            // The memory under each of its files and modules, for the searches filtered
-            // by them (and the graph path, for files).
-            for (insert, list) in [
-                (sql::INSERT_MEMORY_FILES, &memory.related_files),
-                (sql::INSERT_MEMORY_MODULES, &memory.related_modules),
-            ] {
-                if !list.is_empty() {
-                    statements.push(Statement::with_params(
-                        insert,
-                        vec![
-                            Value::from(self.config.project_id.as_str()),
-                            Value::from(id.as_str()),
-                            json_text(list),
-                        ],
-                    ));
+        let project = self.config.project_id.as_str();
+        for ((((mut memory, redacted, secret_scan_skipped), vector), placement), id) in
+            prepared.into_iter().zip(vectors).zip(placements).zip(ids)
+        {
+            let mut answer = Remembered {
+                id,
+                redacted,
+                secret_scan_skipped,
+                embedding_model: None,
+                embedding_error: embedding_error.clone(),
+                pending: false,
+                replayed: false,
+                merged: false,
+                superseded: None,
+                conflicts_with: None,
+            };
+            if let Placement::Merge {
+                id,
+                confidence,
+                occurrences,
+                reason,
+                adopt_wording,
+            } = &placement
+            {
+                statements.extend(consolidate::merge_statements(
+                    project,
+                    &memory,
+                    (id, *confidence, *occurrences, reason),
+                    *adopt_wording,
+                    &now,
+                ));
+                // The merged memory's vector follows its new wording.
+                if let (true, Some(v), Some(embedding)) = (*adopt_wording, &vector, &self.embedding)
+                {
+                    statements.extend(embedding_statements(id, v, embedding, &now));
                 }
+                answer.id = id.clone();
+                answer.merged = true;
+                answer.embedding_error = None;
+                remembered.push(answer);
+                stored.push(memory);
+                continue;
             }
-            let embedding_model = match (vector, &self.embedding) {
+            consolidate::mark_new(&mut memory, &placement);
+            statements.extend(self.insert_statements(&answer.id, &memory, &now));
+            answer.embedding_model = match (vector, &self.embedding) {
                 (Some(v), Some(embedding)) => {
-                    statements.extend(embedding_statements(&id, &v, embedding, &now));
+                    statements.extend(embedding_statements(&answer.id, &v, embedding, &now));
                     Some(embedding.model_id().to_owned())
                 }
                 _ => None,
             };
-            remembered.push(Remembered {
-                id,
-                redacted,
-                secret_scan_skipped,
-                embedding_model,
-                embedding_error: embedding_error.clone(),
-                pending: false,
-                replayed: false,
-            });
+            match &placement {
+                Placement::Supersede { old, change } => {
+                    statements.extend(consolidate::supersede_statements(
+                        project,
+                        old,
+                        change,
+                        &answer.id,
+                        memory.source.as_str(),
+                        &now,
+                    ));
+                    answer.superseded = Some(old.id.clone());
+                }
+                Placement::Conflict { old, change } => {
+                    statements.push(consolidate::history(
+                        consolidate::HistoryRecord {
+                            memory_id: &answer.id,
+                            action: engram_lifecycle::HistoryAction::Conflicts,
+                            before: None,
+                            after: None,
+                            reason: &format!(
+                                "contradicts a memory trusted more, kept for review: {}",
+                                change.describe()
+                            ),
+                            actor: memory.source.as_str(),
+                            related_id: Some(&old.id),
+                        },
+                        project,
+                        &now,
+                    ));
+                    answer.conflicts_with = Some(old.id.clone());
+                }
+                _ => {}
+            }
+            remembered.push(answer);
             stored.push(memory);
         }
         Ok((statements, remembered, stored))
+    }
+
+    /// The statements that store a new memory with its keyword row, file and module
+    /// links and its `created` history entry (its vector is written apart).
+    fn insert_statements(&self, id: &str, memory: &NewMemory, now: &str) -> Vec<Statement> {
+        let project = self.config.project_id.as_str();
+        let mut statements = vec![
+            Statement::with_params(sql::INSERT_MEMORY, insert_params(id, project, now, memory)),
+            Statement::with_params(
+                sql::INSERT_FTS,
+                vec![
+                    Value::from(id),
+                    Value::from(memory.content.as_str()),
+                    Value::from(memory.tags.join(" ")),
+                    Value::from(memory.related_files.join(" ")),
+                    Value::from(project),
+                ],
+            ),
+            Statement::with_params(
+                sql::INSERT_KEYWORD_ROW,
+                vec![Value::from(id), Value::from(project)],
+            ),
+        ];
+        // The memory under each of its files and modules, for the searches filtered by
+        // them (and the graph path, for files).
+        for (insert, list) in [
+            (sql::INSERT_MEMORY_FILES, &memory.related_files),
+            (sql::INSERT_MEMORY_MODULES, &memory.related_modules),
+        ] {
+            if !list.is_empty() {
+                statements.push(Statement::with_params(
+                    insert,
+                    vec![Value::from(project), Value::from(id), json_text(list)],
+                ));
+            }
+        }
+        statements.push(consolidate::history(
+            consolidate::HistoryRecord {
+                memory_id: id,
+                action: engram_lifecycle::HistoryAction::Created,
+                before: None,
+                after: None,
+                reason: "stored",
+                actor: memory.source.as_str(),
+                related_id: None,
+            },
+            project,
+            now,
+        ));
+        statements
     }
 
     /// Redacts secrets from every text field of `memory`; returns the kinds found and
@@ -501,7 +621,7 @@ impl<D: Database> Engram<D> {
             }
             // An earlier attempt was applied and its answer lost: it forgot the memory
             // if one was live, which is what this call reports.
-            crate::durable::Committed::Replayed(_) => self.get(id).await?.is_none(),
+            crate::durable::Committed::Replayed { .. } => self.get(id).await?.is_none(),
             crate::durable::Committed::Pending => false,
         })
     }
@@ -509,7 +629,26 @@ impl<D: Database> Engram<D> {
     /// The statements that forget memory `id` at `now`, for a transaction: the first
     /// affects one row if a live memory of this project was forgotten. The keyword row goes
     /// by its rowid (one seek; FTS5 cannot look up its `memory_id` column).
-    pub(crate) fn forget_statements(&self, id: &str, now: &str) -> [Statement; 3] {
+    pub(crate) fn forget_statements(&self, id: &str, now: &str) -> [Statement; 4] {
+        self.retire_statements(
+            id,
+            now,
+            engram_lifecycle::HistoryAction::Forgotten,
+            "forgotten on request",
+            "user",
+        )
+    }
+
+    /// The statements that retire (soft-delete) live memory `id` at `now` with a history
+    /// entry saying why and by whom; the first affects one row if it was live.
+    pub(crate) fn retire_statements(
+        &self,
+        id: &str,
+        now: &str,
+        action: engram_lifecycle::HistoryAction,
+        reason: &str,
+        actor: &str,
+    ) -> [Statement; 4] {
         [
             Statement::with_params(
                 sql::FORGET_MEMORY,
@@ -525,6 +664,25 @@ impl<D: Database> Engram<D> {
                 vec![Value::from(id)],
             ),
             Statement::with_params(sql::DELETE_KEYWORD_ROW, vec![Value::from(id)]),
+            // Written only when this call forgot it: retired at this very time.
+            Statement::with_params(
+                format!(
+                    "{} AND EXISTS (SELECT 1 FROM memories WHERE id = ?1 AND deprecated = 1 \
+AND deprecated_at = ?9 AND superseded_by IS NULL)",
+                    crate::lifecycle::INSERT_HISTORY
+                ),
+                vec![
+                    Value::from(id),
+                    Value::from(self.config.project_id.as_str()),
+                    Value::from(action.as_str()),
+                    Value::from(r#"{"deprecated":false}"#),
+                    Value::from(r#"{"deprecated":true}"#),
+                    Value::from(reason),
+                    Value::from(actor),
+                    Value::Null,
+                    Value::from(now),
+                ],
+            ),
         ]
     }
 
@@ -623,6 +781,16 @@ impl<D: Database> Engram<D> {
     }
 }
 
+/// Times a write that lost the race to store a text is read and judged again.
+pub(crate) const CONFLICT_RETRIES: u32 = 3;
+
+/// Whether `error` is the database refusing a second live memory with the same content
+/// key (a parallel writer stored the same text first).
+pub(crate) fn is_content_key_conflict(error: &EngramError) -> bool {
+    matches!(error, EngramError::Store(StoreError::Sql(e))
+        if e.message.contains("UNIQUE") && e.message.contains("content_key"))
+}
+
 fn json_text<T: Serialize>(value: &T) -> Value {
     // Serializing these plain data types cannot fail.
     Value::from(serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned()))
@@ -664,7 +832,17 @@ fn insert_params(id: &str, project_id: &str, now: &str, m: &NewMemory) -> Vec<Va
         Value::from(chunk.map(|c| c.end_line)),
         Value::from(chunk.and_then(|c| c.context_prefix.clone())),
         Value::from(m.target_node_id.clone()),
+        Value::from(content_key(m)),
     ]
+}
+
+/// The key of a memory's normalized text, `None` for code chunks (their text is code,
+/// not a claim to merge). The visibility is part of it: a personal memory never merges
+/// into a shared one.
+pub(crate) fn content_key(m: &NewMemory) -> Option<String> {
+    m.chunk.is_none().then(|| {
+        engram_lifecycle::text::content_key(&format!("{} {}", m.visibility.as_str(), m.content))
+    })
 }
 
 /// The statements that store a memory's vector and record its model.

@@ -31,6 +31,7 @@ mod embedding;
 mod engram;
 mod error;
 mod integrity;
+mod lifecycle;
 mod observe;
 mod options;
 mod retrieve;
@@ -60,6 +61,7 @@ pub use crate::durable::{
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::{EngramError, ErrorCode};
 pub use crate::integrity::{IntegrityReport, KeywordRebuild};
+pub use crate::lifecycle::PruneReport;
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::options::{
     DatabaseTarget, EmbedderKind, EmbedderOptions, EngramOptions, RerankerOptions, DEFAULT_PROJECT,
@@ -86,6 +88,9 @@ pub use engram_host::{
 };
 #[cfg(feature = "native-host")]
 pub use engram_host::{OsEntropy, SystemClock, ThreadSleep};
+pub use engram_lifecycle::{
+    self as lifecycle_rules, HistoryAction, HistoryEntry, PruneDecision, PrunePolicy,
+};
 pub use engram_observer as observer;
 pub use engram_retrieval::{
     self as retrieval, Breakdown, PathScore, QueryContext, QueryType, RRF_K,

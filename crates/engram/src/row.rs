@@ -6,7 +6,7 @@ use engram_core::{
 use engram_store::{StoreError, Value};
 
 /// Columns of [`crate::sql::MEMORY_COLUMNS`]; a query's extra columns (scores) follow them.
-pub const MEMORY_COLUMN_COUNT: usize = 35;
+pub const MEMORY_COLUMN_COUNT: usize = 38;
 
 /// The memory columns by name, in the order [`crate::sql::MEMORY_COLUMNS`] selects them;
 /// the decoder finds each column's place here, so the two cannot drift apart unnoticed.
@@ -46,6 +46,9 @@ pub const MEMORY_COLUMN_NAMES: [&str; MEMORY_COLUMN_COUNT] = [
     "embedding_model_id",
     "deprecated",
     "target_node_id",
+    "occurrences",
+    "superseded_by",
+    "stale_reason",
 ];
 
 /// The place of column `name` in a memory row, found at compile time (an unknown name
@@ -148,6 +151,9 @@ pub fn memory_from_row(row: &[Value]) -> Result<Memory, StoreError> {
         embedding_model_id: opt_text(at!(row, "embedding_model_id"))?,
         deprecated: flag(at!(row, "deprecated"))?,
         target_node_id: opt_text(at!(row, "target_node_id"))?,
+        occurrences: int(at!(row, "occurrences"))?.clamp(1, i64::from(u32::MAX)) as u32,
+        superseded_by: opt_text(at!(row, "superseded_by"))?,
+        stale_reason: opt_text(at!(row, "stale_reason"))?,
     })
 }
 
@@ -193,6 +199,6 @@ mod tests {
             .collect();
         assert_eq!(selected, MEMORY_COLUMN_NAMES);
         assert_eq!(column("id"), 0);
-        assert_eq!(column("target_node_id"), MEMORY_COLUMN_COUNT - 1);
+        assert_eq!(column("stale_reason"), MEMORY_COLUMN_COUNT - 1);
     }
 }

@@ -8,17 +8,19 @@ m.visibility, m.phase, m.source, m.session_id, m.commit_sha, m.provenance_sessio
 m.work_unit_ref, m.methodology, m.relations, m.decay_half_life_days, m.needs_review, \
 m.user_verified, m.pinned, m.contaminated, m.secret_scan_skipped, m.citation_text, \
 m.chunk_type, m.chunk_start_line, m.chunk_end_line, m.context_prefix, m.embedding_model_id, \
-m.deprecated, m.target_node_id";
+m.deprecated, m.target_node_id, m.occurrences, m.superseded_by, m.stale_reason";
 
-/// Inserts a memory; parameters in [`MEMORY_COLUMNS`] order without `embedding_model_id`
-/// and `deprecated`, with `target_node_id` last.
+/// Inserts a memory; parameters in [`MEMORY_COLUMNS`] order without `embedding_model_id`,
+/// `deprecated` and the lifecycle columns, then `target_node_id` and `content_key` (the
+/// creation time is its `updated_at` too).
 pub const INSERT_MEMORY: &str = "INSERT INTO memories (id, project_id, type, content, confidence, \
 tags, related_files, related_modules, created_at, last_accessed_at, access_count, scope, \
 visibility, phase, source, session_id, commit_sha, provenance_session_ids, work_unit_ref, \
 methodology, relations, decay_half_life_days, needs_review, user_verified, pinned, contaminated, \
-secret_scan_skipped, citation_text, chunk_type, chunk_start_line, chunk_end_line, context_prefix, target_node_id) \
+secret_scan_skipped, citation_text, chunk_type, chunk_start_line, chunk_end_line, context_prefix, target_node_id, \
+content_key, updated_at) \
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
-?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
+?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?9)";
 
 /// Records a memory's related files for the graph path and file-filtered searches (`?1`
 /// project, `?2` memory id, `?3` JSON array of paths).

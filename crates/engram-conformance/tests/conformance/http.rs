@@ -108,10 +108,12 @@ async fn a_search_is_exactly_one_http_request() {
         ))
         .await
         .unwrap();
+    // One read of the live memories it could repeat or contradict (by content key and
+    // nearest of its type), then the write.
     assert_eq!(
         db_requests(&db) - before,
-        1,
-        "remember must be one round trip"
+        2,
+        "remember must be two round trips: the consolidation read, the write"
     );
 }
 

@@ -21,6 +21,7 @@ mod hook_recovery;
 mod http;
 mod integrity;
 mod keyword_scope;
+mod lifecycle;
 mod narrowed_search;
 mod observer;
 mod planning;

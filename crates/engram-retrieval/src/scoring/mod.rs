@@ -2,7 +2,6 @@
 //! decay, with the code role ([`code_role`]), and the absolute relevance thresholds use.
 
 use engram_core::query::tokenize;
-use engram_core::time::millis_from_rfc3339;
 use engram_core::{MemorySource, MemoryType, Phase};
 
 use crate::candidate::{sort_by_score, Candidate};
@@ -10,8 +9,6 @@ pub mod code_role;
 
 use self::code_role::role_weight;
 use crate::terms::{term_hash, TermSet};
-
-const DAY_MILLIS: f64 = 86_400_000.0;
 
 /// How much a memory type counts in a phase (1 when unlisted or without a phase).
 pub fn phase_weight(phase: Option<Phase>, memory_type: MemoryType) -> f64 {
@@ -52,25 +49,10 @@ pub fn trust_weight(source: MemorySource) -> f64 {
     }
 }
 
-/// `0.5 ^ (days since last access / half-life)`; 1 for pinned memories, memories whose type
-/// never decays, and unreadable timestamps.
+/// `0.5 ^ (days since last use / half-life)`; 1 for pinned memories, memories whose type
+/// never decays, and unreadable timestamps: the lifecycle's one decay rule.
 pub fn decay(candidate: &Candidate, now_millis: i64) -> f64 {
-    let m = &candidate.memory;
-    if m.flags.pinned {
-        return 1.0;
-    }
-    let Some(half_life) = m
-        .decay_half_life_days
-        .or_else(|| m.memory_type.default_half_life_days())
-        .filter(|h| *h > 0.0)
-    else {
-        return 1.0;
-    };
-    let Some(last) = millis_from_rfc3339(&m.last_accessed_at) else {
-        return 1.0;
-    };
-    let days = ((now_millis - last).max(0) as f64) / DAY_MILLIS;
-    0.5f64.powf(days / half_life)
+    engram_lifecycle::confidence::decay_factor(&candidate.memory, now_millis)
 }
 
 /// Share of the query's `tokens` that occur in the memory's content, tags or files, in

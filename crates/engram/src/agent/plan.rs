@@ -154,7 +154,8 @@ impl<D: Database> Engram<D> {
             .map(|r| r.id)
             .ok_or_else(|| StoreError::Decode("no memory prepared".into()))?;
         let now = engram_core::time::rfc3339_from_millis(self.host.clock.now_millis());
-        if let Some(previous) = &previous {
+        // A calibration that repeats the live one merged into it: nothing to forget.
+        if let Some(previous) = previous.as_ref().filter(|p| **p != id) {
             // Forgotten first, so the new memory is the module's only live calibration.
             let mut forget = self.forget_statements(previous, &now).to_vec();
             forget.append(&mut statements);

@@ -31,8 +31,11 @@ impl<D: Database> Engram<D> {
             &durability.policy.delays_ms
         };
         let mut retries = delays.iter();
+        let mut first = true;
         loop {
-            match self.attempt(&write).await {
+            let outcome = self.attempt(&write, first).await;
+            first = false;
+            match outcome {
                 Ok(committed) => {
                     durability.healthy();
                     return Ok(committed);
@@ -70,7 +73,7 @@ impl<D: Database> Engram<D> {
     async fn flush_buffered(&self) {
         let durability = &self.durability;
         while let Some(write) = durability.take_oldest() {
-            match self.attempt(&write).await {
+            match self.attempt(&write, false).await {
                 Ok(_) => durability.healthy(),
                 // Only the database refusing the statements drops a buffered write: it was
                 // well formed when it was sent, so any other answer (a 400 for a body mangled
@@ -91,7 +94,7 @@ impl<D: Database> Engram<D> {
     /// the key was taken (an earlier attempt was applied, or the caller reused its key):
     /// the receipt says which, and a lookup that fails makes the attempt's failure a
     /// passing one.
-    async fn attempt(&self, write: &Write) -> Result<Committed, StoreError> {
+    async fn attempt(&self, write: &Write, first: bool) -> Result<Committed, StoreError> {
         let now = self.host.clock.now_millis();
         let mut statements: Vec<Statement> =
             receipt::statements(self.project_id(), &write.key, &write.memory_ids, now).into();
@@ -108,7 +111,10 @@ impl<D: Database> Engram<D> {
             // lost, nor of a caller's earlier write with this key: the receipt does. Until
             // it is read, the outcome is unknown, which is a passing failure.
             Err(error) => match self.receipt(&write.key).await {
-                Ok(Some(ids)) => Ok(Committed::Replayed(ids)),
+                Ok(Some(ids)) => Ok(Committed::Replayed {
+                    ids,
+                    before_this_call: first,
+                }),
                 Ok(None) => Err(error),
                 Err(lookup) => Err(StoreError::Transport(format!(
                     "{error}; whether an earlier attempt was applied is unknown: {lookup}"

@@ -93,7 +93,13 @@ pub(crate) enum Committed {
     Applied(Vec<Rows>),
     /// Applied before (by an earlier attempt or a write with the same key): the ids it
     /// stored.
-    Replayed(Vec<String>),
+    Replayed {
+        /// The ids the first write stored.
+        ids: Vec<String>,
+        /// The key was taken before this call's first attempt: an earlier call's write
+        /// (a caller's replay), not one of this call's own attempts.
+        before_this_call: bool,
+    },
     /// Not stored yet: waiting in the buffer.
     Pending,
 }
@@ -133,7 +139,7 @@ impl Durability {
         }
     }
 
-    fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.buffer.borrow().len()
     }
 

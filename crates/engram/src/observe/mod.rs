@@ -186,6 +186,27 @@ impl<D: Database> Engram<D> {
         pad: &Scratchpad,
         outcome: Outcome,
     ) -> Result<SessionReport, EngramError> {
+        let mut attempt = 0;
+        loop {
+            match self.finalize_session_once(pad, outcome).await {
+                // A parallel finalize stored one of these memories first: read again, and
+                // this one merges into it.
+                Err(error)
+                    if crate::engram::is_content_key_conflict(&error)
+                        && attempt < crate::engram::CONFLICT_RETRIES =>
+                {
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn finalize_session_once(
+        &self,
+        pad: &Scratchpad,
+        outcome: Outcome,
+    ) -> Result<SessionReport, EngramError> {
         let project = self.project_id();
         let observations = pad.observations();
         let keys: Vec<&str> = observations.iter().map(|o| o.key.as_str()).collect();

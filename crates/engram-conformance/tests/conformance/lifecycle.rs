@@ -1,0 +1,276 @@
+//! The memory lifecycle on libSQL with the real model, pinned with rules from real agent
+//! instruction files (`astral-sh/uv` AGENTS.md and `trigger.dev`'s webapp rule, from the
+//! eval history set): a re-wrapped rule merges, a widened one merges taking the newer
+//! wording, two rules alike in topic stay apart, a changed version supersedes, and
+//! pruning retires, deletes and caps with a history entry for each change.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use crate::common::nonce;
+use crate::real_model::real_model;
+use engram::{
+    Database, Engram, EngramConfig, ErrorCode, HistoryAction, Host, MemoryType, NewMemory,
+    OsEntropy, PrunePolicy,
+};
+
+/// A clock the test moves.
+#[derive(Clone)]
+struct MovableClock(Rc<Cell<i64>>);
+
+impl engram::Clock for MovableClock {
+    fn now_millis(&self) -> i64 {
+        self.0.get()
+    }
+}
+
+const DAY: i64 = 86_400_000;
+const START: i64 = 1_800_000_000_000;
+
+async fn open<D: Database>(db: D, project: &str, clock: &MovableClock) -> Engram<D> {
+    let config = EngramConfig {
+        project_id: project.to_owned(),
+    };
+    Engram::open(db, config, Host::new(clock.clone(), OsEntropy))
+        .await
+        .expect("open")
+        .with_embedder(Box::new(Rc::new(real_model())))
+}
+
+fn rule(text: &str) -> NewMemory {
+    NewMemory::new(MemoryType::Preference, text)
+}
+
+fn actions(history: &[engram::HistoryEntry]) -> Vec<HistoryAction> {
+    history.iter().map(|e| e.action).collect()
+}
+
+async fn consolidation<D: Database + Copy>(db: D) {
+    let clock = MovableClock(Rc::new(Cell::new(START)));
+    let engram = open(db, &format!("lc-{}", nonce()), &clock).await;
+
+    // The same rule, re-wrapped between two versions of the file: one memory, said twice.
+    let wrapped = engram
+        .remember(rule(
+            "NEVER update all dependencies in the lockfile and ALWAYS use `cargo update --precise` to make\n  lockfile changes",
+        ))
+        .await
+        .unwrap();
+    let again = engram
+        .remember(rule(
+            "NEVER update all dependencies in the lockfile and ALWAYS use `cargo update --precise` to make lockfile changes",
+        ))
+        .await
+        .unwrap();
+    assert!(again.merged && again.id == wrapped.id, "{again:?}");
+    let merged = engram.get(&wrapped.id).await.unwrap().expect("live");
+    assert_eq!(merged.occurrences, 2);
+    assert!(
+        merged.confidence > 0.8,
+        "a repeat raises confidence: {merged:?}"
+    );
+    let history = engram.history(&wrapped.id).await.unwrap();
+    assert_eq!(
+        actions(&history),
+        [HistoryAction::Created, HistoryAction::Merged]
+    );
+
+    // Two rules of one topic (tests) are different rules.
+    let specific = engram
+        .remember(rule(
+            "PREFER running specific tests over running the entire test suite",
+        ))
+        .await
+        .unwrap();
+    let integration = engram
+        .remember(rule(
+            "PREFER integration tests, e.g., at `it/...` over unit tests",
+        ))
+        .await
+        .unwrap();
+    assert!(!integration.merged && integration.superseded.is_none());
+    assert_ne!(integration.id, specific.id);
+
+    // A widened rule says all the old one did and more: merged, with the newer wording.
+    let narrow = engram
+        .remember(rule(
+            "NEVER assume clippy warnings are pre-existing, it is very rare that `main` has warnings",
+        ))
+        .await
+        .unwrap();
+    let wide = "NEVER assume clippy warnings or test failures are pre-existing, it is very rare that `main` has\n  warnings";
+    let widened = engram.remember(rule(wide)).await.unwrap();
+    assert!(widened.merged && widened.id == narrow.id, "{widened:?}");
+    assert_eq!(engram.get(&narrow.id).await.unwrap().unwrap().content, wide);
+    let found = engram
+        .search(&engram::SearchQuery::new("test failures pre-existing"))
+        .await
+        .unwrap();
+    assert_eq!(
+        found.hits.first().map(|h| h.memory.id.as_str()),
+        Some(narrow.id.as_str())
+    );
+
+    // A changed version supersedes: the old one is retired, readable, and says why.
+    let old = engram
+        .remember(rule(
+            "`@trigger.dev/database` exports a Prisma 5.4.1 client that is used extensively in the webapp to access a PostgreSQL instance",
+        ))
+        .await
+        .unwrap();
+    let new = engram
+        .remember(rule(
+            "`@trigger.dev/database` exports a Prisma 6.14.0 client that is used extensively in the webapp to access a PostgreSQL instance",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(new.superseded.as_deref(), Some(old.id.as_str()), "{new:?}");
+    assert!(
+        engram.get(&old.id).await.unwrap().is_none(),
+        "never returned live"
+    );
+    let retired = engram.get_any(&old.id).await.unwrap().expect("kept");
+    assert_eq!(retired.superseded_by.as_deref(), Some(new.id.as_str()));
+    let history = engram.history(&old.id).await.unwrap();
+    assert_eq!(
+        actions(&history),
+        [HistoryAction::Created, HistoryAction::Superseded]
+    );
+    assert!(history[1].reason.contains("5.4.1"), "{history:?}");
+    let found = engram
+        .search(&engram::SearchQuery::new("Prisma client version"))
+        .await
+        .unwrap();
+    assert!(found.hits.iter().all(|h| h.memory.id != old.id));
+
+    // Another project's identical memory is its own: nothing crosses projects.
+    let other = open(db, &format!("lc-other-{}", nonce()), &clock).await;
+    let theirs = other
+        .remember(rule(
+            "PREFER running specific tests over running the entire test suite",
+        ))
+        .await
+        .unwrap();
+    assert!(!theirs.merged && theirs.id != specific.id);
+    let error = other.history(&specific.id).await.unwrap_err();
+    assert_eq!(error.code(), ErrorCode::NotFound);
+}
+
+async fn pruning<D: Database + Copy>(db: D) {
+    let clock = MovableClock(Rc::new(Cell::new(START)));
+    let engram = open(db, &format!("lp-{}", nonce()), &clock).await;
+    let gotcha = engram
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "When making changes for Windows from Unix, use `cargo xwin clippy` to check compilation",
+        ))
+        .await
+        .unwrap();
+    let decision = engram
+        .remember(NewMemory::new(
+            MemoryType::Decision,
+            "PREFER `insta` snapshots following patterns in nearby tests over substring assertions",
+        ))
+        .await
+        .unwrap();
+    let error = engram
+        .prune(
+            &PrunePolicy {
+                cap: Some(0),
+                ..PrunePolicy::default()
+            },
+            false,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidInput);
+
+    // A gotcha halves every 60 days: past three half-lives (0.8 × 0.125 = 0.1) and then
+    // below the floor, it is retired; the decision never decays.
+    clock.0.set(START + 179 * DAY);
+    assert!(engram
+        .prune(&PrunePolicy::default(), false)
+        .await
+        .unwrap()
+        .retired
+        .is_empty());
+    clock.0.set(START + 200 * DAY);
+    let dry = engram.prune(&PrunePolicy::default(), true).await.unwrap();
+    assert_eq!(dry.retired.len(), 1);
+    assert!(
+        engram.get(&gotcha.id).await.unwrap().is_some(),
+        "a dry run changes nothing"
+    );
+    let report = engram.prune(&PrunePolicy::default(), false).await.unwrap();
+    assert_eq!(
+        report
+            .retired
+            .iter()
+            .map(|d| d.id.as_str())
+            .collect::<Vec<_>>(),
+        [gotcha.id.as_str()]
+    );
+    assert!(engram.get(&gotcha.id).await.unwrap().is_none());
+    assert!(engram.get(&decision.id).await.unwrap().is_some());
+    let again = engram.prune(&PrunePolicy::default(), false).await.unwrap();
+    assert!(
+        again.retired.is_empty() && again.deleted.is_empty(),
+        "idempotent"
+    );
+
+    // Deleted after the 30-day grace; its history stays and ends with the deletion.
+    clock.0.set(START + 229 * DAY);
+    assert!(engram
+        .prune(&PrunePolicy::default(), false)
+        .await
+        .unwrap()
+        .deleted
+        .is_empty());
+    clock.0.set(START + 231 * DAY);
+    let report = engram.prune(&PrunePolicy::default(), false).await.unwrap();
+    assert_eq!(report.deleted.len(), 1);
+    assert!(engram.get_any(&gotcha.id).await.unwrap().is_none());
+    let history = engram.history(&gotcha.id).await.unwrap();
+    assert_eq!(
+        actions(&history),
+        [
+            HistoryAction::Created,
+            HistoryAction::Retired,
+            HistoryAction::Deleted
+        ]
+    );
+
+    // Over the cap, the least valuable live memory goes; a pinned one never does.
+    let recent = engram
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "AVOID using `panic!`, `unreachable!`, `.unwrap()`, unsafe code, and clippy rule ignores",
+        ))
+        .await
+        .unwrap();
+    let report = engram
+        .prune(
+            &PrunePolicy {
+                cap: Some(1),
+                ..PrunePolicy::default()
+            },
+            false,
+        )
+        .await
+        .unwrap();
+    let evicted: Vec<&str> = report.evicted.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(evicted.len(), 1, "{report:?}");
+    assert!(evicted[0] == recent.id || evicted[0] == decision.id);
+    assert_eq!(report.live_after, 1);
+}
+
+on_a_file_and_over_http!(
+    consolidation,
+    consolidation_on_an_embedded_libsql_file,
+    consolidation_on_the_test_server_over_http
+);
+on_a_file_and_over_http!(
+    pruning,
+    pruning_on_an_embedded_libsql_file,
+    pruning_on_the_test_server_over_http
+);
