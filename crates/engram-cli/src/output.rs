@@ -427,23 +427,6 @@ fn verbose_value(value: Option<&std::ffi::OsStr>) -> bool {
             .any(|off| value.eq_ignore_ascii_case(off)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::verbose_value;
-    use std::ffi::OsStr;
-
-    #[test]
-    fn verbose_reads_off_values_as_off() {
-        for on in ["1", "true", "yes", "on", "2"] {
-            assert!(verbose_value(Some(OsStr::new(on))), "{on}");
-        }
-        for off in ["0", "false", "FALSE", "no", "Off", "", " 0 "] {
-            assert!(!verbose_value(Some(OsStr::new(off))), "{off:?}");
-        }
-        assert!(!verbose_value(None));
-    }
-}
-
 /// Prints a memory's history, oldest first.
 pub fn history(entries: &[engram::HistoryEntry], json: bool) {
     if json {
@@ -495,5 +478,22 @@ pub fn pruned(report: &engram::PruneReport, json: bool) {
         for d in decisions {
             say!("  {what} {}: {}", d.id, d.reason);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verbose_value;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn verbose_reads_off_values_as_off() {
+        for on in ["1", "true", "yes", "on", "2"] {
+            assert!(verbose_value(Some(OsStr::new(on))), "{on}");
+        }
+        for off in ["0", "false", "FALSE", "no", "Off", "", " 0 "] {
+            assert!(!verbose_value(Some(OsStr::new(off))), "{off:?}");
+        }
+        assert!(!verbose_value(None));
     }
 }

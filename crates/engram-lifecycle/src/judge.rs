@@ -144,7 +144,10 @@ pub fn judge(new: Stated<'_>, old: Stated<'_>, cosine: Option<f64>) -> Judgement
             };
         }
     }
-    let same_claim = n.values == o.values && n.negation_heads == o.negation_heads;
+    // Only additions: a word swapped for another ("the billing service …" / "the search
+    // service …") can change what the memory is about, however alike the rest.
+    let nested = n.words.is_subset(&o.words) || n.words.is_superset(&o.words);
+    let same_claim = nested && n.values == o.values && n.negation_heads == o.negation_heads;
     let close = match cosine {
         Some(c) => c >= MERGE_COSINE && overlap >= MERGE_OVERLAP_WITH_VECTORS,
         None => overlap >= MERGE_OVERLAP,
@@ -167,6 +170,19 @@ pub fn judge(new: Stated<'_>, old: Stated<'_>, cosine: Option<f64>) -> Judgement
 /// negation, or values that were swapped for others (adding a value refines a rule, it
 /// does not change it).
 fn changed(n: &Claim, o: &Claim) -> Option<Change> {
+    // The rest of the rule must be the same rule: its words without the values, with
+    // words added but none swapped for another.
+    let strip = |c: &Claim| -> BTreeSet<String> {
+        c.words
+            .iter()
+            .filter(|w| !c.values.iter().any(|v| v.contains(w.as_str())))
+            .cloned()
+            .collect()
+    };
+    let (rest_n, rest_o) = (strip(n), strip(o));
+    if !(rest_n.is_subset(&rest_o) || rest_n.is_superset(&rest_o)) {
+        return None;
+    }
     let shared: BTreeSet<&String> = n.words.intersection(&o.words).collect();
     let flipped: Vec<String> = n
         .negation_heads
@@ -179,26 +195,15 @@ fn changed(n: &Claim, o: &Claim) -> Option<Change> {
     }
     let from: Vec<String> = o.values.difference(&n.values).cloned().collect();
     let to: Vec<String> = n.values.difference(&o.values).cloned().collect();
-    if !from.is_empty() && !to.is_empty() {
-        // The rest of the rule must be the same rule: its words without the values.
-        let strip = |c: &Claim| -> BTreeSet<String> {
-            c.words
-                .iter()
-                .filter(|w| !c.values.iter().any(|v| v.contains(w.as_str())))
-                .cloned()
-                .collect()
-        };
-        if jaccard(&strip(n), &strip(o)) >= SUBJECT_OVERLAP {
-            return Some(Change::Value { from, to });
-        }
-    }
-    None
+    (!from.is_empty() && !to.is_empty()).then_some(Change::Value { from, to })
 }
 
 /// What `n` says was replaced, when that is what `o` is about.
 fn announced_replacement(n: &Claim, o: &Claim) -> Option<String> {
     n.replaced
         .iter()
+        // A memory that reports the same replacement does not hold the old way.
+        .filter(|subject| !o.replaced.contains(subject))
         .find(|subject| {
             subject
                 .split(' ')
@@ -339,6 +344,26 @@ mod tests {
             ),
             "{j:?}"
         );
+    }
+
+    #[test]
+    fn one_subject_swapped_for_another_is_a_different_memory() {
+        let j = judge(
+            s("the billing service times out when the pool is exhausted"),
+            s("the search service times out when the pool is exhausted"),
+            Some(0.95),
+        );
+        assert_eq!(kind(&j), "distinct", "{j:?}");
+    }
+
+    #[test]
+    fn the_same_replacement_said_of_another_subject_supersedes_nothing() {
+        let j = judge(
+            s("the search service went back from graphql to rest"),
+            s("the billing service went back from graphql to rest"),
+            Some(0.9),
+        );
+        assert_eq!(kind(&j), "distinct", "{j:?}");
     }
 
     #[test]

@@ -114,13 +114,14 @@ async fn fts5_terms(texts: &[String]) -> Vec<(Vec<String>, i64)> {
     }
     for row in &sizes.rows {
         let id = row[0].as_i64("id").expect("id") as usize;
-        // One column: the size blob is a single varint.
+        // One column: the size blob is a single SQLite varint, most significant 7 bits
+        // first (a text of 128 terms or more takes two bytes).
         let Value::Blob(blob) = &row[1] else {
             panic!("size {:?}", row[1])
         };
         let mut size = 0i64;
-        for (shift, byte) in blob.iter().enumerate() {
-            size |= i64::from(byte & 0x7f) << (7 * shift);
+        for byte in blob {
+            size = (size << 7) | i64::from(byte & 0x7f);
             if byte & 0x80 == 0 {
                 break;
             }
