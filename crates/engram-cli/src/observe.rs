@@ -127,13 +127,26 @@ pub async fn replay_file<D: Database>(
     outcome: &str,
     roots: &[String],
 ) -> Result<Replayed, CliError> {
+    replay_file_as(engram, path, outcome, roots, None).await
+}
+
+/// [`replay_file`], as a session of its own id with `suffix` appended when one is given
+/// (the same work done again in another session).
+pub async fn replay_file_as<D: Database>(
+    engram: &Engram<D>,
+    path: &Path,
+    outcome: &str,
+    roots: &[String],
+    suffix: Option<&str>,
+) -> Result<Replayed, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
     let session = transcript::parse(&text)
         .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
     let outcome = outcome_of(path, outcome)?;
     let normalizer = PathNormalizer::new(session.roots.iter().chain(roots).cloned());
-    let mut pad = Scratchpad::new(session.id.clone(), SessionKind::Build, normalizer);
+    let id = format!("{}{}", session.id, suffix.unwrap_or(""));
+    let mut pad = Scratchpad::new(id, SessionKind::Build, normalizer);
     let mut event_micros = Vec::with_capacity(session.events.len());
     for event in &session.events {
         let start = Instant::now();

@@ -235,6 +235,17 @@ const SETTING_WORDS: &[&str] = &[
 
 /// Words after a number that make it a quantity ("30 s", "512 MB").
 const UNITS: &[&str] = &[
+    "time",
+    "session",
+    "sessions",
+    "searches",
+    "steps",
+    "runs",
+    "calls",
+    "reads",
+    "edits",
+    "failures",
+    "errors",
     "s",
     "ms",
     "us",

@@ -3,6 +3,7 @@
 //! with one stage switched off), with latency per query.
 
 mod cosqa;
+mod duplicates;
 mod observer;
 mod paired;
 mod swebench;
@@ -21,8 +22,10 @@ pub use self::vectors::CachedEmbedder;
 /// Options of `engram-eval`.
 #[derive(Args)]
 pub struct EvalArgs {
-    /// Which dataset: cosqa (code search), swebench (file localization on pytest) or
-    /// observer (the observer replayed over the trajectories).
+    /// Which dataset: cosqa (code search), swebench (file localization on pytest),
+    /// observer (the observer replayed over the trajectories) or duplicates (every
+    /// recording replayed five times as new sessions, in different orders, counting what
+    /// consolidation kept).
     dataset: String,
     /// The eval data folder (default: $ENGRAM_EVAL_DIR, else ../shared/eval from here or
     /// from the repository).
@@ -173,8 +176,9 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
         "cosqa" => cosqa::run(args, &data, &systems, target, json).await,
         "swebench" => swebench::run(args, &data, &systems, target, json).await,
         "observer" => observer::run(args, &data, target, json).await,
+        "duplicates" => duplicates::run(args, &data, target, json).await,
         other => Err(CliError::Usage(format!(
-            "unknown dataset {other:?}; available: cosqa, swebench, observer"
+            "unknown dataset {other:?}; available: cosqa, swebench, observer, duplicates"
         ))),
     }
 }

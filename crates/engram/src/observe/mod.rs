@@ -47,6 +47,12 @@ pub struct PromotedMemory {
     pub files: Vec<String>,
     /// It was derived after web content entered the session (needs review, confidence × 0.7).
     pub contaminated: bool,
+    /// It repeated a live memory and was merged into it (`id` is that memory's).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub merged: bool,
+    /// The live memory it replaced, when it contradicted one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<String>,
 }
 
 /// What [`Engram::finalize_session`] did.
@@ -354,6 +360,8 @@ impl<D: Database> Engram<D> {
             .zip(evidence)
             .map(
                 |((r, m), (signal, evidence, evidence_steps))| PromotedMemory {
+                    merged: r.merged,
+                    superseded: r.superseded,
                     id: r.id,
                     signal,
                     memory_type: m.memory_type,
