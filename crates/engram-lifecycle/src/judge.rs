@@ -195,7 +195,29 @@ fn changed(n: &Claim, o: &Claim) -> Option<Change> {
     }
     let from: Vec<String> = o.values.difference(&n.values).cloned().collect();
     let to: Vec<String> = n.values.difference(&o.values).cloned().collect();
+    // A changed path names another file, so another subject ("`a.py` and `b.py` change
+    // together" / "`a.py` and `c.py` …"), not another value of the same setting.
+    if from.iter().chain(&to).any(|v| looks_like_path(v)) {
+        return None;
+    }
     (!from.is_empty() && !to.is_empty()).then_some(Change::Value { from, to })
+}
+
+/// Whether a value is a file path: it has a `/`, or ends in a short extension after a
+/// name (`utils.py`, `schema.prisma`), not a version (`5.4.1`).
+fn looks_like_path(value: &str) -> bool {
+    if value.contains('/') && !value.contains(' ') {
+        return true;
+    }
+    match value.rsplit_once('.') {
+        Some((name, ext)) => {
+            !name.is_empty()
+                && (1..=6).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphabetic())
+                && name.chars().any(|c| c.is_ascii_alphabetic())
+        }
+        None => false,
+    }
 }
 
 /// What `n` says was replaced, when that is what `o` is about.
@@ -362,6 +384,30 @@ mod tests {
             s("the search service went back from graphql to rest"),
             s("the billing service went back from graphql to rest"),
             Some(0.9),
+        );
+        assert_eq!(kind(&j), "distinct", "{j:?}");
+    }
+
+    #[test]
+    fn a_coupling_with_another_file_is_another_memory() {
+        let a = [
+            "pylint/config/callback_actions.py".to_owned(),
+            "pylint/config/argument.py".to_owned(),
+        ];
+        let b = [
+            "pylint/config/utils.py".to_owned(),
+            "pylint/config/callback_actions.py".to_owned(),
+        ];
+        let j = judge(
+            Stated {
+                content: "`pylint/config/utils.py` and `pylint/config/callback_actions.py` are worked on together (within 3 steps of each other, 1 times in one session, usually `pylint/config/utils.py` first); when changing one, open the other.",
+                files: &b,
+            },
+            Stated {
+                content: "`pylint/config/callback_actions.py` and `pylint/config/argument.py` are worked on together (within 3 steps of each other, 2 times in one session, usually `pylint/config/callback_actions.py` first); when changing one, open the other.",
+                files: &a,
+            },
+            Some(0.987),
         );
         assert_eq!(kind(&j), "distinct", "{j:?}");
     }

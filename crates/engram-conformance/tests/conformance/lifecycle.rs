@@ -264,6 +264,34 @@ async fn pruning<D: Database + Copy>(db: D) {
     assert_eq!(report.live_after, 1);
 }
 
+/// Two writers of one text at once (two instances, as two hook processes are) leave one
+/// live memory said twice: either the second read finds the first write, or the content
+/// key's unique index refuses the second write and it reads again and merges.
+async fn parallel_writers<D: Database + Copy>(db: D) {
+    let clock = MovableClock(Rc::new(Cell::new(START)));
+    let project = format!("lw-{}", nonce());
+    let a = open(db, &project, &clock).await;
+    let b = open(db, &project, &clock).await;
+    let text =
+        "ALWAYS write `SAFETY` comments following our usual style when writing `unsafe` code";
+    for round in 0..3 {
+        let (x, y) = tokio::join!(
+            a.remember(rule(&format!("{text} (round {round})"))),
+            b.remember(rule(&format!("{text} (round {round})")))
+        );
+        let (x, y) = (x.unwrap(), y.unwrap());
+        assert_eq!(x.id, y.id, "round {round}: {x:?} {y:?}");
+        assert!(x.merged != y.merged, "one stored, one merged: {x:?} {y:?}");
+        let memory = a.get(&x.id).await.unwrap().expect("live");
+        assert_eq!(memory.occurrences, 2);
+    }
+}
+
+on_a_file_and_over_http!(
+    parallel_writers,
+    parallel_writers_on_an_embedded_libsql_file,
+    parallel_writers_on_the_test_server_over_http
+);
 on_a_file_and_over_http!(
     consolidation,
     consolidation_on_an_embedded_libsql_file,

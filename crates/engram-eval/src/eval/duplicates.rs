@@ -1,6 +1,7 @@
 //! `engram-eval duplicates`: every trajectory and transcript of the development data
-//! replayed five times, each pass as new sessions (the same work done again) and in
-//! another order, into one database with the bundled model. Reports the live memories
+//! replayed five times, each pass in another order, into one database with the bundled
+//! model: once as the same sessions again, once with each pass as new sessions (the same
+//! work done again). Reports the live memories
 //! after the first pass and after all five, what consolidation did (merges, which without
 //! it would each have been one more memory, and supersessions), and the near-duplicate
 //! pairs left (cosine ≥ 0.95, same type).
@@ -36,31 +37,77 @@ pub async fn run(
         ));
     };
     let cached = std::rc::Rc::new(super::CachedEmbedder::new(model, None));
-    let engram = super::open_memory("duplicates-eval", Some(&cached), args, target).await?;
-    let mut passes = Vec::new();
-    let (mut merged, mut superseded, mut promoted) = (0usize, 0usize, 0usize);
+    let mut summaries = Vec::new();
+    for new_sessions in [false, true] {
+        let engram = super::open_memory("duplicates-eval", Some(&cached), args, target).await?;
+        let run = replay_passes(&engram, &files, new_sessions).await?;
+        summaries.push(report(&engram, &run, files.len(), json_out).await?);
+    }
+    if json_out {
+        say!(
+            "{}",
+            json!({ "sameSessions": summaries[0], "newSessions": summaries[1] })
+        );
+    }
+    Ok(())
+}
+
+/// What the passes over the recordings did.
+struct Passes {
+    new_sessions: bool,
+    live: Vec<u64>,
+    promoted: usize,
+    merged: usize,
+    superseded: usize,
+}
+
+/// Replays every recording [`PASSES`] times, each pass in its own order: as the same
+/// sessions again (a replayed session learns only what it did since), or with
+/// `new_sessions` as new sessions doing the same work.
+async fn replay_passes<D: Database>(
+    engram: &engram::Engram<D>,
+    files: &[PathBuf],
+    new_sessions: bool,
+) -> Result<Passes, CliError> {
+    let mut run = Passes {
+        new_sessions,
+        live: Vec::new(),
+        promoted: 0,
+        merged: 0,
+        superseded: 0,
+    };
     for pass in 0..PASSES {
-        let order = pass_order(&files, pass);
-        let suffix = format!("#pass{pass}");
-        for path in &order {
-            let replayed = replay_file_as(&engram, path, "auto", &[], Some(&suffix)).await?;
-            promoted += replayed.report.promoted.len();
-            merged += replayed.report.promoted.iter().filter(|m| m.merged).count();
-            superseded += replayed
-                .report
-                .promoted
-                .iter()
-                .filter(|m| m.superseded.is_some())
-                .count();
+        let suffix = new_sessions.then(|| format!("#pass{pass}"));
+        for path in &pass_order(files, pass) {
+            let replayed = replay_file_as(engram, path, "auto", &[], suffix.as_deref()).await?;
+            let promoted = &replayed.report.promoted;
+            run.promoted += promoted.len();
+            run.merged += promoted.iter().filter(|m| m.merged).count();
+            run.superseded += promoted.iter().filter(|m| m.superseded.is_some()).count();
         }
         let live = live_memories(engram.database()).await?;
-        eprintln!("pass {}: {live} live memories", pass + 1);
-        passes.push(live);
+        eprintln!(
+            "{} sessions, pass {}: {live} live memories",
+            if new_sessions { "new" } else { "same" },
+            pass + 1
+        );
+        run.live.push(live);
     }
+    Ok(run)
+}
+
+/// Prints (or, for JSON, returns) the figures of one run.
+async fn report<D: Database>(
+    engram: &engram::Engram<D>,
+    run: &Passes,
+    recordings: usize,
+    json_out: bool,
+) -> Result<serde_json::Value, CliError> {
     let pairs = near_pairs(engram.database()).await?;
     let by_type = live_by_type(engram.database()).await?;
-    let first = passes.first().copied().unwrap_or(0);
-    let last = passes.last().copied().unwrap_or(0);
+    let replaced = supersessions(engram.database()).await?;
+    let first = run.live.first().copied().unwrap_or(0);
+    let last = run.live.last().copied().unwrap_or(0);
     let ratio = if first == 0 {
         0.0
     } else {
@@ -68,34 +115,44 @@ pub async fn run(
     };
     // Without consolidation every merge is one more live memory and a superseded one
     // stays live beside its replacement.
-    let without = last + (merged + superseded) as u64;
+    let without = last + (run.merged + run.superseded) as u64;
     let summary = json!({
-        "recordings": files.len(), "passes": PASSES, "liveAfterEachPass": passes,
-        "liveRatio": ratio, "promoted": promoted, "merged": merged, "superseded": superseded,
+        "recordings": recordings, "passes": PASSES, "newSessions": run.new_sessions,
+        "liveAfterEachPass": run.live, "liveRatio": ratio, "promoted": run.promoted,
+        "merged": run.merged, "superseded": run.superseded,
         "liveWithoutLifecycle": without, "liveByType": by_type,
         "nearDuplicatePairs": pairs.len(),
         "pairs": pairs.iter().map(|(a, b, c)| json!({"a": a, "b": b, "cosine": c})).collect::<Vec<_>>(),
+        "supersessions": replaced.iter().map(|(old, new, _)| json!({"old": old, "new": new})).collect::<Vec<_>>(),
     });
     if json_out {
-        say!("{summary}");
-        return Ok(());
+        return Ok(summary);
     }
     say!(
-        "{} recordings x {PASSES} passes: live memories {:?} (after 5 / after 1 = {ratio:.3}); \
-without the lifecycle {without}",
-        files.len(),
-        passes
+        "{} sessions: {recordings} recordings x {PASSES} passes: live memories {:?} \
+(after 5 / after 1 = {ratio:.3}); without the lifecycle {without}",
+        if run.new_sessions { "new" } else { "same" },
+        run.live
     );
-    say!("promoted {promoted}: merged {merged}, superseded {superseded}");
-    say!("live by type: {by_type:?}");
     say!(
-        "near-duplicate pairs left (cosine >= {NEAR}, same type): {}",
+        "  promoted {}: merged {}, superseded {}",
+        run.promoted,
+        run.merged,
+        run.superseded
+    );
+    say!("  live by type: {by_type:?}");
+    say!(
+        "  near-duplicate pairs left (cosine >= {NEAR}, same type): {}",
         pairs.len()
     );
-    for (a, b, c) in pairs.iter().take(20) {
-        say!("  {c:.3}  {a:?}\n         {b:?}");
+    for (a, b, c) in pairs.iter().take(10) {
+        say!("    {c:.3}  {a:?}\n           {b:?}");
     }
-    Ok(())
+    say!("  supersessions (every one, old then new):");
+    for (old, new, cosine) in &replaced {
+        say!("    {cosine:.3}  {old:?}\n        ->  {new:?}");
+    }
+    Ok(summary)
 }
 
 /// The recordings in the order of pass `pass`: as listed, reversed, then rotations.
@@ -174,6 +231,34 @@ async fn live_by_type<D: Database>(db: &D) -> Result<Vec<(String, i64)>, CliErro
             .to_owned();
         let n = row.get(1).and_then(|v| v.as_i64("n").ok()).unwrap_or(0);
         out.push((kind, n));
+    }
+    Ok(out)
+}
+
+/// Every superseded memory with the memory that replaced it and their cosine.
+async fn supersessions<D: Database>(db: &D) -> Result<Vec<(String, String, f64)>, CliError> {
+    let rows = db
+        .transaction(&[Statement::new(
+            "SELECT o.content, n.content, 1.0 - vector_distance_cos(eo.embedding, en.embedding) \
+FROM memories o JOIN memories n ON n.id = o.superseded_by \
+JOIN memory_embeddings eo ON eo.memory_id = o.id JOIN memory_embeddings en ON en.memory_id = n.id \
+ORDER BY o.rowid",
+        )])
+        .await
+        .map_err(engram::EngramError::from)?;
+    let mut out = Vec::new();
+    for row in rows.first().map(|r| r.rows.as_slice()).unwrap_or_default() {
+        let text = |i: usize| {
+            row.get(i)
+                .and_then(|v| v.as_text("content").ok())
+                .unwrap_or("")
+                .to_owned()
+        };
+        let cosine = row
+            .get(2)
+            .and_then(|v| v.as_f64("cosine").ok())
+            .unwrap_or(0.0);
+        out.push((text(0), text(1), cosine));
     }
     Ok(out)
 }
