@@ -418,7 +418,6 @@ impl<D: Database> Engram<D> {
         let mut statements = Vec::new();
         let mut remembered = Vec::with_capacity(prepared.len());
         let mut stored = Vec::with_capacity(prepared.len());
-        let project = self.config.project_id.as_str();
         for ((((mut memory, redacted, secret_scan_skipped), vector), placement), id) in
             prepared.into_iter().zip(vectors).zip(placements).zip(ids)
         {
@@ -434,79 +433,98 @@ impl<D: Database> Engram<D> {
                 superseded: None,
                 conflicts_with: None,
             };
-            if let Placement::Merge {
-                id,
-                confidence,
-                occurrences,
-                reason,
-                adopt_wording,
-            } = &placement
-            {
-                statements.extend(consolidate::merge_statements(
-                    project,
-                    &memory,
-                    (id, *confidence, *occurrences, reason),
-                    *adopt_wording,
-                    &now,
-                ));
-                // The merged memory's vector follows its new wording.
-                if let (true, Some(v), Some(embedding)) = (*adopt_wording, &vector, &self.embedding)
-                {
-                    statements.extend(embedding_statements(id, v, embedding, &now));
-                }
-                answer.id = id.clone();
-                answer.merged = true;
-                answer.embedding_error = None;
-                remembered.push(answer);
-                stored.push(memory);
-                continue;
-            }
-            consolidate::mark_new(&mut memory, &placement);
-            statements.extend(self.insert_statements(&answer.id, &memory, &now));
-            answer.embedding_model = match (vector, &self.embedding) {
-                (Some(v), Some(embedding)) => {
-                    statements.extend(embedding_statements(&answer.id, &v, embedding, &now));
-                    Some(embedding.model_id().to_owned())
-                }
-                _ => None,
-            };
-            match &placement {
-                Placement::Supersede { old, change } => {
-                    statements.extend(consolidate::supersede_statements(
-                        project,
-                        old,
-                        change,
-                        &answer.id,
-                        memory.source.as_str(),
-                        &now,
-                    ));
-                    answer.superseded = Some(old.id.clone());
-                }
-                Placement::Conflict { old, change } => {
-                    statements.push(consolidate::history(
-                        consolidate::HistoryRecord {
-                            memory_id: &answer.id,
-                            action: engram_lifecycle::HistoryAction::Conflicts,
-                            before: None,
-                            after: None,
-                            reason: &format!(
-                                "contradicts a memory trusted more, kept for review: {}",
-                                change.describe()
-                            ),
-                            actor: memory.source.as_str(),
-                            related_id: Some(&old.id),
-                        },
-                        project,
-                        &now,
-                    ));
-                    answer.conflicts_with = Some(old.id.clone());
-                }
-                _ => {}
-            }
+            statements.extend(self.placed_statements(
+                &mut memory,
+                vector,
+                &placement,
+                &mut answer,
+                &now,
+            ));
             remembered.push(answer);
             stored.push(memory);
         }
         Ok((statements, remembered, stored))
+    }
+
+    /// The statements that store `memory` where consolidation placed it (new, merged,
+    /// superseding or in conflict), recording the outcome in `answer`.
+    fn placed_statements(
+        &self,
+        memory: &mut NewMemory,
+        vector: Option<Vec<f32>>,
+        placement: &Placement,
+        answer: &mut Remembered,
+        now: &str,
+    ) -> Vec<Statement> {
+        let project = self.config.project_id.as_str();
+        let mut statements = Vec::new();
+        if let Placement::Merge {
+            id,
+            confidence,
+            occurrences,
+            reason,
+            adopt_wording,
+        } = placement
+        {
+            statements.extend(consolidate::merge_statements(
+                project,
+                memory,
+                (id, *confidence, *occurrences, reason),
+                *adopt_wording,
+                now,
+            ));
+            // The merged memory's vector follows its new wording.
+            if let (true, Some(v), Some(embedding)) = (*adopt_wording, &vector, &self.embedding) {
+                statements.extend(embedding_statements(id, v, embedding, now));
+            }
+            answer.id = id.clone();
+            answer.merged = true;
+            answer.embedding_error = None;
+            return statements;
+        }
+        consolidate::mark_new(memory, placement);
+        statements.extend(self.insert_statements(&answer.id, memory, now));
+        answer.embedding_model = match (vector, &self.embedding) {
+            (Some(v), Some(embedding)) => {
+                statements.extend(embedding_statements(&answer.id, &v, embedding, now));
+                Some(embedding.model_id().to_owned())
+            }
+            _ => None,
+        };
+        match placement {
+            Placement::Supersede { old, change } => {
+                statements.extend(consolidate::supersede_statements(
+                    project,
+                    old,
+                    change,
+                    &answer.id,
+                    memory.source.as_str(),
+                    now,
+                ));
+                answer.superseded = Some(old.id.clone());
+            }
+            Placement::Conflict { old, change } => {
+                statements.push(consolidate::history(
+                    consolidate::HistoryRecord {
+                        memory_id: &answer.id,
+                        action: engram_lifecycle::HistoryAction::Conflicts,
+                        before: None,
+                        after: None,
+                        reason: &format!(
+                            "contradicts a memory trusted more, kept for review: {}",
+                            change.describe()
+                        ),
+                        actor: memory.source.as_str(),
+                        related_id: Some(&old.id),
+                    },
+                    project,
+                    now,
+                ));
+                answer.conflicts_with = Some(old.id.clone());
+            }
+            _ => {}
+        }
+        statements
     }
 
     /// The statements that store a new memory with its keyword row, file and module
