@@ -186,32 +186,18 @@ async fn live_memories<D: Database>(db: &D) -> Result<u64, CliError> {
 
 /// Live memory pairs of one type whose vectors are at least [`NEAR`] alike.
 async fn near_pairs<D: Database>(db: &D) -> Result<Vec<(String, String, f64)>, CliError> {
-    let rows = db
-        .transaction(&[Statement::with_params(
+    text_pairs(
+        db,
+        Statement::with_params(
             "SELECT a.content, b.content, 1.0 - vector_distance_cos(ea.embedding, eb.embedding) AS c \
 FROM memories a JOIN memories b ON a.type = b.type AND a.id < b.id \
 JOIN memory_embeddings ea ON ea.memory_id = a.id JOIN memory_embeddings eb ON eb.memory_id = b.id \
 WHERE a.deprecated = 0 AND b.deprecated = 0 AND a.project_id = b.project_id \
 AND 1.0 - vector_distance_cos(ea.embedding, eb.embedding) >= ?1 ORDER BY c DESC",
             vec![Value::from(NEAR)],
-        )])
-        .await
-        .map_err(engram::EngramError::from)?;
-    let mut out = Vec::new();
-    for row in rows.first().map(|r| r.rows.as_slice()).unwrap_or_default() {
-        let text = |i: usize| {
-            row.get(i)
-                .and_then(|v| v.as_text("content").ok())
-                .unwrap_or("")
-                .to_owned()
-        };
-        let cosine = row
-            .get(2)
-            .and_then(|v| v.as_f64("cosine").ok())
-            .unwrap_or(0.0);
-        out.push((text(0), text(1), cosine));
-    }
-    Ok(out)
+        ),
+    )
+    .await
 }
 
 /// Live memories per type, most first.
@@ -237,13 +223,25 @@ async fn live_by_type<D: Database>(db: &D) -> Result<Vec<(String, i64)>, CliErro
 
 /// Every superseded memory with the memory that replaced it and their cosine.
 async fn supersessions<D: Database>(db: &D) -> Result<Vec<(String, String, f64)>, CliError> {
-    let rows = db
-        .transaction(&[Statement::new(
+    text_pairs(
+        db,
+        Statement::new(
             "SELECT o.content, n.content, 1.0 - vector_distance_cos(eo.embedding, en.embedding) \
 FROM memories o JOIN memories n ON n.id = o.superseded_by \
 JOIN memory_embeddings eo ON eo.memory_id = o.id JOIN memory_embeddings en ON en.memory_id = n.id \
 ORDER BY o.rowid",
-        )])
+        ),
+    )
+    .await
+}
+
+/// The rows of `statement`, each two contents and a cosine.
+async fn text_pairs<D: Database>(
+    db: &D,
+    statement: Statement,
+) -> Result<Vec<(String, String, f64)>, CliError> {
+    let rows = db
+        .transaction(&[statement])
         .await
         .map_err(engram::EngramError::from)?;
     let mut out = Vec::new();

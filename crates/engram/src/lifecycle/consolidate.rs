@@ -63,15 +63,16 @@ impl<D: Database> Engram<D> {
         vectors: &[Option<Vec<f32>>],
         ids: &[String],
     ) -> Result<Vec<Placement>, EngramError> {
+        let keys: Vec<Option<String>> = memories.iter().map(crate::engram::content_key).collect();
         let mut statements = Vec::new();
         let mut reads = Vec::with_capacity(memories.len());
-        for (memory, vector) in memories.iter().zip(vectors) {
-            let Some(key) = crate::engram::content_key(memory) else {
+        for ((memory, vector), key) in memories.iter().zip(vectors).zip(&keys) {
+            let Some(key) = key else {
                 reads.push(None);
                 continue;
             };
             let first = statements.len();
-            statements.push(self.by_key(memory, &key));
+            statements.push(self.by_key(memory, key));
             statements.push(self.nearest(memory, vector.as_deref()));
             reads.push(Some(first));
         }
@@ -100,7 +101,7 @@ impl<D: Database> Engram<D> {
                 placements.push(Placement::New);
                 continue;
             };
-            if let Some(merge) = earlier_in_batch(memories, &placements, ids, i) {
+            if let Some(merge) = earlier_in_batch(memories, &keys, &placements, ids, i) {
                 placements.push(merge);
                 continue;
             }
@@ -174,14 +175,15 @@ impl<D: Database> Engram<D> {
 /// A merge into an earlier memory of the same batch with the same content key.
 fn earlier_in_batch(
     memories: &[NewMemory],
+    keys: &[Option<String>],
     placements: &[Placement],
     ids: &[String],
     i: usize,
 ) -> Option<Placement> {
-    let key = crate::engram::content_key(&memories[i])?;
+    let key = keys[i].as_ref()?;
     (0..i).find_map(|j| {
-        let same = memories[j].memory_type == memories[i].memory_type
-            && crate::engram::content_key(&memories[j]).as_deref() == Some(key.as_str());
+        let same =
+            memories[j].memory_type == memories[i].memory_type && keys[j].as_ref() == Some(key);
         let stored = !matches!(placements.get(j), Some(Placement::Merge { .. }));
         (same && stored).then(|| Placement::Merge {
             id: ids[j].clone(),
