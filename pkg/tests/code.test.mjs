@@ -66,12 +66,15 @@ test("indexFiles and analyzeImpact on the in-wasm engine", async () => {
   const { files: deps } = await memory.dependencies("pkg/job.py");
   assert.deepEqual(deps.map((f) => f.path), ["pkg/base.py"]);
   assert.deepEqual((await memory.neighbours(["pkg/base.py"])).map((n) => [n.path, n.direction]), [["pkg/job.py", "dependent"]]);
+  const onHelper = await memory.remember({ type: "gotcha", content: "`helper` must stay pure: Base.run caches it", relatedFiles: ["pkg/base.py"] });
   assert.ok((await memory.markStale(["pkg/base.py"])) > 0);
   const edited = files.map((f) => (f.path === "pkg/base.py" ? { ...f, content: f.content.replace("return 1", "return 2") } : f));
   const again = await memory.indexFiles(edited, { complete: true });
   assert.deepEqual([again.changed, again.unchanged], [1, 2]);
   assert.deepEqual(again.changedSymbols, ["pkg/base.py#function:helper"]);
-  assert.deepEqual(again.flagged.map((f) => f.id), [stored.id]);
+  // Stale: the memory naming the changed symbol in its file; not the one about a caller.
+  assert.deepEqual(again.flagged, [{ id: onHelper.id, reason: "symbol changed: pkg/base.py#function:helper" }]);
+  assert.equal((await memory.get(onHelper.id)).needsReview, true);
   await assert.rejects(memory.indexFiles([{ path: "/abs.py", content: "" }]), (e) => e.code === "invalid_input" && e.violations[0].field === "files[0].path");
   await assert.rejects(memory.indexFiles([{ path: "a.py" }]), (e) => e.code === "invalid_input");
 });

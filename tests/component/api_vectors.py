@@ -75,6 +75,7 @@ def _run_step(engram, step, ids):
             assert value["id"] == ids[expect["replayOf"]], f"replayed {value['id']}"
         else:
             assert not value.get("replayed"), f"a new write was answered as a replay: {value}"
+        _check_placement(value, expect, ids)
     elif op == "search":
         value, error = _attempt(lambda: engram.search(step["input"]))
         if "expectError" in step:
@@ -119,6 +120,8 @@ def _run_step(engram, step, ids):
         assert forgotten == expect.get("forgotten", True), f"forgot {forgotten}"
     elif op == "agent":
         _run_agent_step(engram, step, ids)
+    elif op == "lifecycle":
+        _run_lifecycle_step(engram, step, ids)
     else:
         raise AssertionError(f"unknown op {op}")
 
@@ -151,6 +154,48 @@ def _check_search(value, expect, ids):
     if "packedAtMost" in expect:
         tokens = (value.get("packed") or {}).get("tokens")
         assert tokens is not None and tokens <= expect["packedAtMost"], f"packed tokens {tokens}"
+
+
+def _check_placement(stored, expect, ids):
+    """A write's consolidation: `mergedInto` names the memory it merged into, `supersedes`
+    the one it replaced; without them it must have done neither."""
+    if "mergedInto" in expect:
+        assert stored.get("merged") is True and stored["id"] == ids.get(expect["mergedInto"]), f"expected a merge into {expect['mergedInto']}, got {stored}"
+    else:
+        assert not stored.get("merged"), f"an unexpected merge: {stored}"
+    if "supersedes" in expect:
+        assert stored.get("superseded") == ids.get(expect["supersedes"]), f"expected it to supersede {expect['supersedes']}, got {stored}"
+    else:
+        assert "superseded" not in stored, f"an unexpected supersession: {stored}"
+
+
+def _run_lifecycle_step(engram, step, ids):
+    """`getAny` and `history` of a memory, `prune` with a request, `flushUses`."""
+    memory_id = step.get("literalId") or ids.get(step.get("id"))
+    calls = {
+        "getAny": lambda: engram.get_any(memory_id),
+        "history": lambda: engram.history(memory_id),
+        "prune": lambda: engram.prune(step.get("input", {})),
+        "flushUses": lambda: engram.flush_uses(),
+    }
+    assert step["call"] in calls, f"unknown lifecycle call {step['call']}"
+    answer, error = _attempt(calls[step["call"]])
+    if "expectError" in step:
+        assert error is not None, f"expected an error, got {answer}"
+        _expect_error(error, step["expectError"])
+        return
+    assert error is None, f"unexpected error {error}"
+    expect = step.get("expect", {})
+    if expect.get("null"):
+        assert answer is None, f"expected null, got {answer}"
+        return
+    for key, want in expect.get("fields", {}).items():
+        assert answer.get(key) == want, f"field {key}: {answer.get(key)!r}, expected {want!r}"
+    for key, name in expect.get("named", {}).items():
+        assert answer.get(key) == ids.get(name), f"field {key}: {answer.get(key)}, expected the id of {name}"
+    if "actions" in expect:
+        got = [entry["action"] for entry in answer]
+        assert got == expect["actions"], f"actions {got}, expected {expect['actions']}"
 
 
 def _run_agent_step(engram, step, ids):

@@ -87,6 +87,8 @@ class ComponentHost:
                      "[method]engram.augment-tool-result", "[method]engram.step-injection",
                      "[method]engram.record-calibration", "[method]engram.step-limit",
                      "[method]engram.planner-context",
+                     "[method]engram.get-any", "[method]engram.history", "[method]engram.prune",
+                     "[method]engram.flush-uses",
                      "[static]session.start", "[method]session.observe",
                      "[method]session.observe-many", "[method]session.hot-files",
                      "[method]session.triggers",
@@ -214,6 +216,19 @@ class ComponentEngram:
 
     def forget(self, memory_id):
         return self.host.call("[method]engram.forget", self.handle, memory_id)
+
+    def get_any(self, memory_id):
+        found = self.host.call("[method]engram.get-any", self.handle, memory_id)
+        return None if found is None else json.loads(found)
+
+    def history(self, memory_id):
+        return json.loads(self.host.call("[method]engram.history", self.handle, memory_id))
+
+    def prune(self, request):
+        return json.loads(self.host.call("[method]engram.prune", self.handle, json.dumps(request)))
+
+    def flush_uses(self):
+        return json.loads(self.host.call("[method]engram.flush-uses", self.handle))
 
     def write_status(self):
         return json.loads(self.host.call("[method]engram.write-status", self.handle))

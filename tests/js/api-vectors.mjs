@@ -93,6 +93,7 @@ async function runStep(engram, step, ids) {
       } else {
         check(!result.value.replayed, () => `a new write was answered as a replay: ${JSON.stringify(result.value)}`);
       }
+      checkPlacement(result.value, expect, named);
       return;
     }
     case "search": {
@@ -147,6 +148,8 @@ async function runStep(engram, step, ids) {
     }
     case "agent":
       return runAgentStep(engram, step, ids);
+    case "lifecycle":
+      return runLifecycleStep(engram, step, named);
     default:
       throw new Error(`unknown op ${step.op}`);
   }
@@ -181,6 +184,50 @@ function checkSearch(value, expect, named) {
 }
 
 // The agent loop: `call` names the method; `shownIds` in the input hold memory names.
+// A write's consolidation: `mergedInto` names the memory it merged into, `supersedes` the
+// one it replaced; without them it must have done neither.
+function checkPlacement(stored, expect, named) {
+  const text = () => JSON.stringify(stored);
+  if (expect.mergedInto) check(stored.merged === true && stored.id === named(expect.mergedInto), () => `expected a merge into ${expect.mergedInto}, got ${text()}`);
+  else check(!stored.merged, () => `an unexpected merge: ${text()}`);
+  if (expect.supersedes) check(stored.superseded === named(expect.supersedes), () => `expected it to supersede ${expect.supersedes}, got ${text()}`);
+  else check(stored.superseded === undefined, () => `an unexpected supersession: ${text()}`);
+}
+
+// The lifecycle calls: `getAny` and `history` of a memory, `prune` with a request,
+// `flushUses`; `fields` compared as JSON, `named` fields hold a named memory's id,
+// `actions` the history's actions in order.
+async function runLifecycleStep(engram, step, named) {
+  const id = step.literalId ?? named(step.id);
+  const calls = {
+    getAny: () => engram.getAny(id),
+    history: () => engram.history(id),
+    prune: () => engram.prune(step.input),
+    flushUses: () => engram.flushUses(),
+  };
+  check(calls[step.call], () => `unknown lifecycle call ${step.call}`);
+  const result = await attempt(calls[step.call]);
+  if (step.expectError) {
+    check(result.error, () => `expected an error, got ${JSON.stringify(result.value)}`);
+    expectError(result.error, step.expectError);
+    return;
+  }
+  check(!result.error, () => `unexpected error: ${result.error?.message}`);
+  const answer = result.value;
+  const expect = step.expect ?? {};
+  if (expect.null) return check(answer === null, () => `expected null, got ${JSON.stringify(answer)}`);
+  for (const [key, want] of Object.entries(expect.fields ?? {})) {
+    check(same(answer[key], want), () => `field ${key}: ${JSON.stringify(answer[key])} expected ${JSON.stringify(want)}`);
+  }
+  for (const [key, name] of Object.entries(expect.named ?? {})) {
+    check(answer[key] === named(name), () => `field ${key}: ${answer[key]}, expected the id of ${name}`);
+  }
+  if (expect.actions) {
+    const got = answer.map((entry) => entry.action);
+    check(same(got, expect.actions), () => `actions ${JSON.stringify(got)}, expected ${JSON.stringify(expect.actions)}`);
+  }
+}
+
 async function runAgentStep(engram, step, ids) {
   const input = structuredClone(step.input);
   if (Array.isArray(input.shownIds)) input.shownIds = input.shownIds.map((name) => ids.get(name) ?? name);

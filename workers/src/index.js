@@ -123,6 +123,15 @@ const routes = {
     return memory ? json(memory) : failure("not_found", "no memory with that id");
   },
   "/v1/forget": async (engram, body) => json({ forgotten: await engram.forget(String(body?.id ?? "")) }),
+  // The lifecycle: a memory whatever its state, its history, pruning, and the uses this
+  // isolate's searches counted (they travel with the next write; this writes them now).
+  "/v1/get-any": async (engram, body) => {
+    const memory = await engram.getAny(String(body?.id ?? ""));
+    return memory ? json(memory) : failure("not_found", "no memory with that id");
+  },
+  "/v1/history": async (engram, body) => json(await engram.history(String(body?.id ?? ""))),
+  "/v1/prune": async (engram, body) => json(await engram.prune(body ?? {})),
+  "/v1/flush-uses": async (engram) => json(await engram.flushUses()),
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),
   // The code graph another host indexed: what a change impacts, what a file depends on,
   // the files one edge away. The closure stores three hops, so a depth is 1, 2 or 3.

@@ -72,6 +72,17 @@ function client(projectId, token = TOKEN) {
       }
     },
     forget: async (id) => (await call("forget", { id })).forgotten,
+    getAny: async (id) => {
+      try {
+        return await call("get-any", { id });
+      } catch (e) {
+        if (e.code === "not_found") return null;
+        throw e;
+      }
+    },
+    history: (id) => call("history", { id }),
+    prune: (request) => call("prune", request ?? {}),
+    flushUses: () => call("flush-uses", {}),
     callTool: (name, args) => call("tool", { name, arguments: args }),
     impact: (request) => call("impact", request),
     dependencies: (request) => call("dependencies", request),

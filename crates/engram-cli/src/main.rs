@@ -514,6 +514,14 @@ async fn execute<D: Database>(
             return Err(CliError::Usage("handled before opening a database".into()))
         }
     }
+    // The command is over: the uses of what it showed are written now (a failure is said,
+    // never fatal: what the user asked for was done).
+    if let Err(e) = engram.flush_uses().await {
+        eprintln!(
+            "warning: could not count the memories shown as used: {}",
+            engram_cli::for_terminal(&e.to_string())
+        );
+    }
     Ok(())
 }
 

@@ -65,7 +65,7 @@ fn embedder(target: &Target) -> Result<Option<EmbedderOptions>, CliError> {
 /// options leave the embedder to it and its files are there.
 pub fn capabilities(target: &Target, options: &EngramOptions) -> Result<Capabilities, CliError> {
     let mut capabilities =
-        Capabilities::new(Host::native()).with_http(SharedTransport::new(ReqwestTransport::new()));
+        Capabilities::new(native_host()).with_http(SharedTransport::new(ReqwestTransport::new()));
     let wants_local_model = match options.embedder.as_ref().and_then(EmbedderOptions::kind) {
         None => true,
         Some(kind) => matches!(kind, EmbedderKind::Bundled | EmbedderKind::Static),
@@ -76,6 +76,19 @@ pub fn capabilities(target: &Target, options: &EngramOptions) -> Result<Capabili
         }
     }
     Ok(capabilities)
+}
+
+/// The operating system's clock, randomness and timer, and a probe of the files under the
+/// project's root (the working directory's), so memories about deleted files are not
+/// injected.
+fn native_host() -> Host {
+    let host = Host::native();
+    match std::env::current_dir() {
+        Ok(cwd) => {
+            host.with_file_probe(engram::DirectoryProbe::new(crate::hook::project_root(&cwd)))
+        }
+        Err(_) => host,
+    }
 }
 
 /// Opens engram on `db` as the flags say. Dense searches use the libSQL vector index

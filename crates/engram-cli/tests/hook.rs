@@ -97,7 +97,18 @@ fn context(output: &Output) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Writes `file` in the project: memories cite files that exist (the hooks' file probe
+/// keeps memories about missing files out of the context).
+fn touch(project: &Project, file: &str) {
+    let path = project.0.join(file);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("source folder");
+    }
+    std::fs::write(path, "# source\n").expect("source file");
+}
+
 fn remember(project: &Project, content: &str, file: &str) {
+    touch(project, file);
     let output = Command::new(env!("CARGO_BIN_EXE_engram"))
         .arg("--db")
         .arg(project.db())
@@ -161,6 +172,48 @@ fn a_read_of_a_file_with_a_gotcha_gets_it_once_per_session_and_the_database_is_t
         "each tool event is logged"
     );
     assert_eq!(project.log(), "", "nothing failed");
+}
+
+#[test]
+fn a_gotcha_about_a_deleted_file_is_not_injected_and_is_marked_stale() {
+    let project = Project::new("gone");
+    remember(
+        &project,
+        "logout() in src/session.py must clear the remember-me token too",
+        "src/session.py",
+    );
+    let prompt = payload(
+        &project,
+        "UserPromptSubmit",
+        "s1",
+        json!({"prompt": "why does logout keep the remember-me token?"}),
+    );
+    let found = context(&hook(&project.0, &prompt)).expect("found while the file is there");
+    assert!(found.contains("remember-me"), "{found}");
+    std::fs::remove_file(project.0.join("src/session.py")).expect("delete the file");
+    let again = payload(
+        &project,
+        "UserPromptSubmit",
+        "s2",
+        json!({"prompt": "why does logout keep the remember-me token?"}),
+    );
+    assert_eq!(context(&hook(&project.0, &again)), None);
+    let stale = rows(
+        &project.db(),
+        "SELECT stale_reason, needs_review FROM memories WHERE stale_reason IS NOT NULL \
+AND ?1 = ?1",
+        vec![Value::from("x")],
+    );
+    assert_eq!(
+        stale.len(),
+        1,
+        "the write of the prompt's hook carried the mark"
+    );
+    assert_eq!(
+        stale[0][0].as_text("stale_reason").expect("reason"),
+        "file missing: src/session.py"
+    );
+    assert_eq!(project.log(), "");
 }
 
 #[test]
@@ -536,6 +589,7 @@ fn the_resident_helper_answers_as_a_hook_would_and_leaves_with_its_session() {
             text,
         ]);
         if let Some(file) = file {
+            touch(&project, file);
             command.args(["--file", file]);
         }
         assert!(command.output().expect("engram runs").status.success());

@@ -157,6 +157,9 @@ impl ::engram::Sleep for WasiSleep {
     }
 }
 
+/// Where a host preopens the project's files for the file probe.
+const PROJECT_DIR: &str = "/project";
+
 /// Opens engram as the options JSON says; the database, remote providers and rerank
 /// services are reached through `wasi:http`.
 fn open_engram(
@@ -188,7 +191,12 @@ fn open_engram(
     };
     // The native clock and randomness work under WASI; the wait is a WASI timer (there are
     // no threads to time it with).
-    let host = Host::new(::engram::SystemClock, ::engram::OsEntropy).with_sleep(WasiSleep);
+    let mut host = Host::new(::engram::SystemClock, ::engram::OsEntropy).with_sleep(WasiSleep);
+    // A host that preopens the project at `/project` lets engram see which cited files
+    // are gone.
+    if std::fs::metadata(PROJECT_DIR).is_ok_and(|m| m.is_dir()) {
+        host = host.with_file_probe(::engram::DirectoryProbe::new(PROJECT_DIR));
+    }
     let mut capabilities = Capabilities::new(host).with_http(http);
     if let Some(model) = model {
         capabilities = capabilities.with_model(Box::new(model));
@@ -337,6 +345,25 @@ impl GuestEngram for EngramResource {
 
     fn forget(&self, id: String) -> Result<bool, Error> {
         run(self.inner.forget(&id))
+    }
+
+    fn get_any(&self, id: String) -> Result<Option<String>, Error> {
+        match run(self.inner.get_any(&id))? {
+            Some(memory) => to_json(&memory).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn history(&self, id: String) -> Result<String, Error> {
+        to_json(&run(self.inner.history(&id))?)
+    }
+
+    fn prune(&self, request_json: String) -> Result<String, Error> {
+        to_json(&run(self.inner.prune_json(&request_json))?)
+    }
+
+    fn flush_uses(&self) -> Result<String, Error> {
+        to_json(&run(self.inner.flush_uses())?)
     }
 
     fn checkpoint_session(&self, session: SessionBorrow<'_>) -> Result<(), Error> {

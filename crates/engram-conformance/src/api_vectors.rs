@@ -131,7 +131,7 @@ async fn run_step<D: Database>(
                     check(first.is_some() || !stored.replayed, || {
                         format!("a new write was answered as a replay: {stored:?}")
                     })?;
-                    Ok(())
+                    check_placement(&stored, expect, ids)
                 }
                 (Ok(stored), Some(_)) => Err(format!("expected an error, stored {}", stored.id)),
                 (Err(e), Some(want)) => expect_error(&e, want),
@@ -223,8 +223,101 @@ async fn run_step<D: Database>(
             })
         }
         "agent" => agent_step(engram, step, ids).await,
+        "lifecycle" => lifecycle_step(engram, step, ids).await,
         other => Err(format!("unknown op {other:?}")),
     }
+}
+
+/// A write's consolidation: `mergedInto` names the memory it merged into (the answer is
+/// that memory's id, `merged`), `supersedes` the one it replaced; without them it must have
+/// done neither.
+fn check_placement(
+    stored: &engram::Remembered,
+    expect: &Json,
+    ids: &HashMap<String, String>,
+) -> Result<(), String> {
+    let named = |key: &str| expect[key].as_str().map(|name| ids.get(name).cloned());
+    match named("mergedInto") {
+        Some(id) => check(stored.merged && Some(&stored.id) == id.as_ref(), || {
+            format!("expected a merge into {id:?}, got {stored:?}")
+        })?,
+        None => check(!stored.merged, || {
+            format!("an unexpected merge: {stored:?}")
+        })?,
+    }
+    match named("supersedes") {
+        Some(id) => check(stored.superseded == id, || {
+            format!("expected it to supersede {id:?}, got {stored:?}")
+        }),
+        None => check(stored.superseded.is_none(), || {
+            format!("an unexpected supersession: {stored:?}")
+        }),
+    }
+}
+
+/// The lifecycle calls: `getAny` and `history` of a memory (`id` or `literalId`), `prune`
+/// with a request, `flushUses`. `fields` are compared as JSON, `named` fields hold the id
+/// of a named memory, `actions` is the history's actions in order.
+async fn lifecycle_step<D: Database>(
+    engram: &Engram<D>,
+    step: &Json,
+    ids: &HashMap<String, String>,
+) -> Result<(), String> {
+    let result: Result<Json, EngramError> = match step["call"].as_str().unwrap_or_default() {
+        "getAny" => engram
+            .get_any(&step_id(step, ids)?)
+            .await
+            .map(|m| serde_json::to_value(m).unwrap_or_default()),
+        "history" => engram
+            .history(&step_id(step, ids)?)
+            .await
+            .map(|h| serde_json::to_value(h).unwrap_or_default()),
+        "prune" => engram
+            .prune_json(&step["input"].to_string())
+            .await
+            .map(|r| serde_json::to_value(r).unwrap_or_default()),
+        "flushUses" => engram
+            .flush_uses()
+            .await
+            .map(|f| serde_json::to_value(f).unwrap_or_default()),
+        other => return Err(format!("unknown lifecycle call {other:?}")),
+    };
+    let answer = match (result, step.get("expectError")) {
+        (Ok(answer), None) => answer,
+        (Ok(answer), Some(_)) => return Err(format!("expected an error, got {answer}")),
+        (Err(e), Some(want)) => return expect_error(&e, want),
+        (Err(e), None) => return Err(format!("unexpected error: {e}")),
+    };
+    let expect = &step["expect"];
+    if expect["null"] == Json::Bool(true) {
+        return check(answer.is_null(), || format!("expected null, got {answer}"));
+    }
+    for (key, want) in expect["fields"].as_object().into_iter().flatten() {
+        check(&answer[key] == want, || {
+            format!("field {key}: got {}, expected {want}", answer[key])
+        })?;
+    }
+    for (key, name) in expect["named"].as_object().into_iter().flatten() {
+        let id = ids.get(name.as_str().unwrap_or_default());
+        check(answer[key].as_str() == id.map(String::as_str), || {
+            format!(
+                "field {key}: got {}, expected the id of {name}",
+                answer[key]
+            )
+        })?;
+    }
+    if let Some(want) = expect["actions"].as_array() {
+        let got: Vec<&Json> = answer
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| &e["action"])
+            .collect();
+        check(got.iter().copied().eq(want.iter()), || {
+            format!("actions {got:?}, expected {want:?}")
+        })?;
+    }
+    Ok(())
 }
 
 /// Checks one search answer (as JSON) against a step's expectations: `count`, `first`,

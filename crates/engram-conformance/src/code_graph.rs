@@ -1,6 +1,7 @@
 //! The code-graph scenario every backend and host runs: indexing, impact analysis with
 //! attached memories, dependencies, neighbours, staleness, incremental re-index (changed,
-//! renamed, deleted files; memories flagged for review) and agreement between an
+//! renamed, deleted files; memories made stale by a changed symbol or a deleted file,
+//! memories following a renamed file) and agreement between an
 //! incrementally maintained graph and the same files indexed from scratch. Panics on the
 //! first broken expectation, like a test.
 
@@ -61,6 +62,14 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
         ..NewMemory::new(MemoryType::Pattern, "Route handlers return plain objects")
     };
     let on_file = engram.remember(on_file).await.unwrap().id;
+    let by_name = NewMemory {
+        related_files: vec!["src/users.ts".into()],
+        ..NewMemory::new(
+            MemoryType::Gotcha,
+            "`getUser` builds its SQL by concatenation: pass numbers only",
+        )
+    };
+    let naming = engram.remember(by_name).await.unwrap().id;
     let unrelated = NewMemory {
         related_files: vec!["src/other.py".into()],
         ..NewMemory::new(MemoryType::Gotcha, "Unrelated file")
@@ -104,15 +113,18 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
         ]
     );
     assert_eq!(handler.edge_kinds, vec!["calls", "calls"]);
-    let attached: Vec<(&str, &str, u32)> = impact
+    let mut attached: Vec<(&str, &str, u32)> = impact
         .memories
         .iter()
         .map(|m| (m.id.as_str(), m.attached_to.as_str(), m.depth))
         .collect();
+    // Memories at one depth come in no set order.
+    attached.sort_by_key(|&(_, to, depth)| (depth, std::cmp::Reverse(to.len())));
     assert_eq!(
         attached,
         vec![
             (on_symbol.as_str(), "src/users.ts#function:getUser", 1),
+            (naming.as_str(), "src/users.ts", 1),
             (on_file.as_str(), "src/routes.ts", 2)
         ]
     );
@@ -178,8 +190,10 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
         .iter()
         .any(|n| n.stale && n.path == "src/users.ts"));
 
-    // Re-indexed with getUser's body edited: the symbol changed, its memory and the memory
-    // of the file that calls it are flagged, staleness is cleared.
+    // Re-indexed with getUser's body edited: the symbol changed, so the memories attached
+    // to it (by target, or by naming it in a memory about its file) are stale; the memory
+    // about the file that calls it is not (its own code did not change). The graph's
+    // staleness is cleared.
     let edited = engram.index_files(&repo(USERS_EDITED), &all).await.unwrap();
     assert_eq!((edited.changed, edited.unchanged), (1, 2));
     assert_eq!(
@@ -197,21 +211,28 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
             "symbol changed: src/users.ts#function:getUser",
         ),
         (
-            on_file.as_str(),
-            "depends on changed symbol: src/users.ts#function:getUser",
+            naming.as_str(),
+            "symbol changed: src/users.ts#function:getUser",
         ),
     ];
     expected.sort();
     assert_eq!(flagged, expected);
-    assert!(
-        engram
-            .get(&on_symbol)
-            .await
-            .unwrap()
-            .unwrap()
-            .flags
-            .needs_review
+    let stale = engram.get(&on_symbol).await.unwrap().unwrap();
+    assert!(stale.flags.needs_review);
+    assert_eq!(
+        stale.stale_reason.as_deref(),
+        Some("symbol changed: src/users.ts#function:getUser")
     );
+    let history = engram.history(&naming).await.unwrap();
+    assert_eq!(
+        history.last().map(|e| (e.action, e.reason.as_str())),
+        Some((
+            engram::HistoryAction::Stale,
+            "symbol changed: src/users.ts#function:getUser"
+        ))
+    );
+    let caller = engram.get(&on_file).await.unwrap().unwrap();
+    assert!(!caller.flags.needs_review && caller.stale_reason.is_none());
     let around = engram.neighbours(&["src/db.ts".into()]).await.unwrap();
     assert!(around.iter().any(|n| n.path == "src/users.ts"));
     let impact = engram.analyze_impact("query", 3).await.unwrap();
@@ -232,10 +253,35 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
         ("src/users.ts", "src/users/index.ts")
     );
     assert_eq!((moved.added, moved.deleted), (0, 0));
-    assert!(moved
-        .flagged
-        .iter()
-        .any(|f| f.id == moved_memory && f.reason == "file renamed to src/users/index.ts"));
+    // A move is not staleness: the memories' paths and targets follow the file.
+    assert!(moved.flagged.is_empty(), "{:?}", moved.flagged);
+    let followed = engram.get(&moved_memory).await.unwrap().unwrap();
+    assert_eq!(followed.related_files, ["src/users/index.ts"]);
+    assert!(!followed.flags.needs_review);
+    assert_eq!(
+        engram
+            .history(&moved_memory)
+            .await
+            .unwrap()
+            .last()
+            .map(|e| e.action),
+        Some(engram::HistoryAction::Renamed)
+    );
+    assert_eq!(
+        engram
+            .get(&on_symbol)
+            .await
+            .unwrap()
+            .unwrap()
+            .target_node_id
+            .as_deref(),
+        Some("src/users/index.ts#function:getUser")
+    );
+    let about_users = engram
+        .memories_about_files(&["src/users/index.ts".into()], &[])
+        .await
+        .unwrap();
+    assert!(about_users.iter().any(|m| m.id == moved_memory));
     let impact = engram.analyze_impact("query", 3).await.unwrap();
     assert!(ids(&impact).contains(&("src/users/index.ts#function:getUser", 1)));
     assert!(ids(&impact).contains(&("src/routes.ts#function:handler", 2)));
@@ -252,6 +298,14 @@ pub async fn code_graph_suite<D: Database>(engram: &Engram<D>, fresh: &Engram<D>
         .await
         .unwrap();
     assert_eq!(removed.deleted, 1);
+    assert_eq!(
+        removed
+            .flagged
+            .iter()
+            .map(|f| (f.id.as_str(), f.reason.as_str()))
+            .collect::<Vec<_>>(),
+        [(on_file.as_str(), "file deleted: src/routes.ts")]
+    );
     let impact = engram.analyze_impact("query", 3).await.unwrap();
     assert!(impact.impacted.iter().all(|n| n.path != "src/routes.ts"));
 

@@ -28,6 +28,9 @@ pub struct Host {
     /// Waits between the attempts of a write that failed for a passing reason; without it
     /// the attempts follow each other at once.
     pub sleep: Option<Box<dyn crate::Sleep>>,
+    /// Whether the files memories cite exist; without it only the code graph says a file
+    /// is gone.
+    pub files: Option<Box<dyn crate::FileProbe>>,
 }
 
 impl Host {
@@ -37,7 +40,14 @@ impl Host {
             clock: Box::new(clock),
             entropy: Box::new(entropy),
             sleep: None,
+            files: None,
         }
+    }
+
+    /// With a probe of the project's files.
+    pub fn with_file_probe(mut self, probe: impl crate::FileProbe + 'static) -> Self {
+        self.files = Some(Box::new(probe));
+        self
     }
 
     /// With the host's timer.

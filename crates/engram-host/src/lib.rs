@@ -11,6 +11,7 @@
 mod capabilities;
 mod clock;
 mod embed;
+mod files;
 mod generate;
 mod rerank;
 mod sleep;
@@ -20,6 +21,9 @@ pub use clock::{Clock, Entropy, Host};
 #[cfg(feature = "native")]
 pub use clock::{OsEntropy, SystemClock};
 pub use embed::{Embed, EmbedFuture};
+#[cfg(feature = "native")]
+pub use files::DirectoryProbe;
+pub use files::FileProbe;
 pub use generate::{Generate, GenerateFuture};
 pub use rerank::{Rerank, RerankFuture};
 #[cfg(feature = "native")]

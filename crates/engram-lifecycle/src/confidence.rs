@@ -12,7 +12,8 @@ pub const CONFIDENCE_CEILING: f64 = 0.95;
 pub const CONFIDENCE_STEP: f64 = 0.05;
 /// Uncorrected uses that earn one [`CONFIDENCE_STEP`].
 pub const USES_PER_STEP: u64 = 5;
-/// Uncorrected uses after which a memory no longer needs review.
+/// Uncorrected uses after which a memory no longer needs review, unless it is stale (the
+/// code it cites changed: being shown does not make it true again).
 pub const USES_TO_CLEAR_REVIEW: u64 = 10;
 
 /// The memory's half-life in days, `None` when it never decays (pinned, a type that

@@ -12,6 +12,7 @@ pub mod confidence;
 pub mod history;
 pub mod judge;
 pub mod prune;
+pub mod stale;
 pub mod text;
 
 pub use confidence::{current_confidence, merged_confidence, Reinforcement};

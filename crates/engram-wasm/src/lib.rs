@@ -225,6 +225,60 @@ impl EngramHandle {
         })
     }
 
+    /// The memory with this id whatever its state (live, forgotten, retired, or superseded:
+    /// then `supersededBy` names its replacement), or `null`.
+    #[wasm_bindgen(js_name = getAny, unchecked_return_type = "Promise<Memory | null>")]
+    pub fn get_any(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            match inner.get_any(&id).await.map_err(|e| to_js_error(&e))? {
+                Some(memory) => types::to_js(&memory),
+                None => Ok(JsValue::NULL),
+            }
+        })
+    }
+
+    /// Every change to the memory, oldest first (it outlives a deleted memory); rejects
+    /// with `not_found` for an id never of this project.
+    #[wasm_bindgen(unchecked_return_type = "Promise<HistoryEntry[]>")]
+    pub fn history(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let entries = inner.history(&id).await.map_err(|e| to_js_error(&e))?;
+            types::to_js(&entries)
+        })
+    }
+
+    /// Prunes the project: retires decayed memories and, over the cap, the least valuable;
+    /// deletes retired ones past the grace period; `{ dryRun: true }` only reports.
+    #[wasm_bindgen(unchecked_return_type = "Promise<PruneReport>")]
+    pub fn prune(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "PruneRequest | undefined")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let json = if request.is_undefined() || request.is_null() {
+                "{}".to_owned()
+            } else {
+                types::stringify(&request, "request")?
+            };
+            let report = inner.prune_json(&json).await.map_err(|e| to_js_error(&e))?;
+            types::to_js(&report)
+        })
+    }
+
+    /// Writes what searches and injections learned (uses, stale marks) now; any write
+    /// carries it too, so call it where the process stops.
+    #[wasm_bindgen(js_name = flushUses, unchecked_return_type = "Promise<UsesFlushed>")]
+    pub fn flush_uses(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let flushed = inner.flush_uses().await.map_err(|e| to_js_error(&e))?;
+            types::to_js(&flushed)
+        })
+    }
+
     /// Whether writes are degraded (the database out of reach) and how many wait in the
     /// buffer: `{ degraded, pending, capacity, dropped, lastError? }`.
     #[wasm_bindgen(js_name = writeStatus, unchecked_return_type = "WriteStatus")]

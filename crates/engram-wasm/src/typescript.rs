@@ -77,7 +77,34 @@ export interface Memory extends Required<Omit<NewMemory, "phase" | "sessionId" |
   chunk?: ChunkMeta;
   embeddingModelId?: string;
   targetNodeId?: string;
+  /** Times it was said (merges add one). */
+  occurrences: number;
+  /** The memory that replaced it (it is then retired and kept with its history). */
+  supersededBy?: string;
+  /** Why it is stale (its cited code changed); it is not injected until reviewed. */
+  staleReason?: string;
 }
+
+/** What happened to a memory. */
+export type HistoryAction = "created" | "merged" | "supersedes" | "superseded" | "edited" |
+  "confirmed" | "flagged" | "pinned" | "reinforced" | "retired" | "deleted" | "forgotten" |
+  "restored" | "stale" | "renamed" | "conflicts";
+/** One change to one memory. */
+export interface HistoryEntry {
+  memoryId: string; action: HistoryAction; before?: unknown; after?: unknown; reason: string;
+  actor: string; relatedId?: string; at: string;
+}
+/** How `prune` decides (every field optional; `cap: null` for no cap). */
+export interface PruneRequest { dryRun?: boolean; floor?: number; idleHalfLives?: number; graceDays?: number; cap?: number | null; }
+/** A memory pruning retires or deletes, and why. */
+export interface PruneDecision { id: string; reason: string; }
+/** What `prune` did (or would do, with `dryRun`). */
+export interface PruneReport {
+  dryRun: boolean; liveBefore: number; liveAfter: number;
+  retired: PruneDecision[]; evicted: PruneDecision[]; deleted: PruneDecision[];
+}
+/** What `flushUses` wrote. */
+export interface UsesFlushed { memories: number; stale: number; }
 
 export interface Remembered {
   id: string; redacted: string[]; secretScanSkipped: boolean;
@@ -88,6 +115,12 @@ export interface Remembered {
   pending?: boolean;
   /** Stored before by a write with the same `idempotencyKey`; `id` is that write's. */
   replayed?: boolean;
+  /** It said what a live memory says: `id` is that memory's, one occurrence more. */
+  merged?: boolean;
+  /** The memory it replaced (now retired, `supersededBy` this one). */
+  superseded?: string;
+  /** A memory trusted more that it contradicts: both are kept, this one needs review. */
+  conflictsWith?: string;
 }
 /** Writes' state: degraded while the database is out of reach or writes wait. */
 export interface WriteStatus { degraded: boolean; pending: number; capacity: number; dropped: number; lastError?: string; }

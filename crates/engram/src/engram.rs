@@ -110,6 +110,8 @@ pub struct Engram<D> {
     pub(crate) llm: Option<Box<dyn Generate>>,
     /// Retries, receipts and the write buffer.
     pub(crate) durability: crate::durable::Durability,
+    /// Uses of memories handed out and stale marks, written with the next write.
+    pub(crate) behind: crate::lifecycle::WriteBehind,
     /// The code graph as of the last index call, reused while the stored generation
     /// matches.
     #[cfg(feature = "code")]
@@ -144,6 +146,7 @@ impl<D: Database> Engram<D> {
             reranker: None,
             llm: None,
             durability: crate::durable::Durability::default(),
+            behind: crate::lifecycle::WriteBehind::default(),
             #[cfg(feature = "code")]
             code: std::cell::RefCell::new(None),
             #[cfg(feature = "code")]
@@ -627,6 +630,8 @@ impl<D: Database> Engram<D> {
     /// Soft-deletes a memory: it is never returned again and leaves the keyword index; the
     /// row stays for the pruning grace period. Returns whether a live memory was forgotten.
     pub async fn forget(&self, id: &str) -> Result<bool, EngramError> {
+        // Forgetting corrects it: its uses since the last write do not count.
+        self.behind.discard(id);
         let now = rfc3339_from_millis(self.host.clock.now_millis());
         let write = crate::durable::Write {
             statements: self.forget_statements(id, &now).to_vec(),

@@ -61,7 +61,7 @@ pub use crate::durable::{
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::{EngramError, ErrorCode};
 pub use crate::integrity::{IntegrityReport, KeywordRebuild};
-pub use crate::lifecycle::PruneReport;
+pub use crate::lifecycle::{PruneReport, PruneRequest, UsesFlushed, MAX_PENDING_USES};
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::options::{
     DatabaseTarget, EmbedderKind, EmbedderOptions, EngramOptions, RerankerOptions, DEFAULT_PROJECT,
@@ -83,11 +83,11 @@ pub use engram_core::{
     Visibility,
 };
 pub use engram_host::{
-    Capabilities, Clock, Embed, EmbedFuture, Entropy, Generate, GenerateFuture, Host, Rerank,
-    RerankFuture, SharedTransport, Sleep, SleepFuture,
+    Capabilities, Clock, Embed, EmbedFuture, Entropy, FileProbe, Generate, GenerateFuture, Host,
+    Rerank, RerankFuture, SharedTransport, Sleep, SleepFuture,
 };
 #[cfg(feature = "native-host")]
-pub use engram_host::{OsEntropy, SystemClock, ThreadSleep};
+pub use engram_host::{DirectoryProbe, OsEntropy, SystemClock, ThreadSleep};
 pub use engram_lifecycle::{
     self as lifecycle_rules, HistoryAction, HistoryEntry, PruneDecision, PrunePolicy,
 };

@@ -1,7 +1,8 @@
 //! The memory lifecycle on libSQL with the real model, pinned with rules from real agent
 //! instruction files (`astral-sh/uv` AGENTS.md and `trigger.dev`'s webapp rule, from the
 //! eval history set): a re-wrapped rule merges, a widened one merges taking the newer
-//! wording, two rules alike in topic stay apart, a changed version supersedes, and
+//! wording, two rules alike in topic stay apart, a changed version supersedes, uses nobody
+//! corrected raise confidence and clear review without a write on the search path, and
 //! pruning retires, deletes and caps with a history entry for each change.
 
 use std::cell::Cell;
@@ -9,10 +10,12 @@ use std::rc::Rc;
 
 use crate::common::nonce;
 use crate::real_model::real_model;
+use engram::lifecycle_rules::confidence::reinforce;
 use engram::{
     Database, Engram, EngramConfig, ErrorCode, HistoryAction, Host, MemoryType, NewMemory,
-    OsEntropy, PrunePolicy,
+    OsEntropy, PrunePolicy, SearchQuery,
 };
+use engram_store::{Statement, Value};
 
 /// A clock the test moves.
 #[derive(Clone)]
@@ -287,6 +290,147 @@ async fn parallel_writers<D: Database + Copy>(db: D) {
     }
 }
 
+/// One search for the Windows gotcha, which finds it first.
+async fn search_once<D: Database>(engram: &Engram<D>, id: &str) {
+    let mut query = SearchQuery::new("check compilation for Windows with cargo xwin clippy");
+    query.limit = 1;
+    let found = engram.search(&query).await.unwrap();
+    assert_eq!(found.shown_ids(), [id], "{:?}", found.hits);
+}
+
+async fn reinforcement<D: Database + Copy>(db: D) {
+    let clock = MovableClock(Rc::new(Cell::new(START)));
+    let engram = open(db, &format!("lr-{}", nonce()), &clock).await;
+    let mut learned = NewMemory::new(
+        MemoryType::Gotcha,
+        "When making changes for Windows from Unix, use `cargo xwin clippy` to check compilation",
+    );
+    learned.flags.needs_review = true;
+    let gotcha = engram.remember(learned).await.unwrap();
+    let other = engram
+        .remember(NewMemory::new(
+            MemoryType::Gotcha,
+            "AVOID using `panic!`, `unreachable!`, `.unwrap()`, unsafe code, and clippy rule ignores",
+        ))
+        .await
+        .unwrap();
+    let stored = || async { engram.get(&gotcha.id).await.unwrap().expect("live") };
+
+    // Searching writes nothing: the uses wait in the instance.
+    for _ in 0..4 {
+        search_once(&engram, &gotcha.id).await;
+    }
+    assert_eq!(engram.pending_uses(), 1);
+    assert_eq!(stored().await.access_count, 0);
+    clock.0.set(START + DAY);
+    assert_eq!(engram.flush_uses().await.unwrap().memories, 1);
+    assert_eq!(engram.pending_uses(), 0);
+    let memory = stored().await;
+    assert_eq!(memory.access_count, 4);
+    assert!(
+        (memory.confidence - 0.8).abs() < 1e-9,
+        "four uses earn nothing"
+    );
+    assert!(memory.flags.needs_review);
+    assert_eq!(
+        memory.last_accessed_at,
+        engram_core::time::rfc3339_from_millis(START + DAY),
+        "a use restarts the decay clock"
+    );
+    assert_eq!(engram.flush_uses().await.unwrap().memories, 0);
+
+    // The fifth use travels with the next write, whatever it writes.
+    search_once(&engram, &gotcha.id).await;
+    engram
+        .remember(NewMemory::new(
+            MemoryType::Decision,
+            "PREFER `insta` snapshots following patterns in nearby tests over substring assertions",
+        ))
+        .await
+        .unwrap();
+    let memory = stored().await;
+    assert_eq!(memory.access_count, 5);
+    assert!(
+        (memory.confidence - 0.85).abs() < 1e-9,
+        "{}",
+        memory.confidence
+    );
+    let history = engram.history(&gotcha.id).await.unwrap();
+    assert_eq!(
+        actions(&history),
+        [HistoryAction::Created, HistoryAction::Reinforced]
+    );
+    assert_eq!(history[1].reason, "5 uses nobody corrected");
+
+    // Ten clear the review.
+    for _ in 0..5 {
+        search_once(&engram, &gotcha.id).await;
+    }
+    engram.flush_uses().await.unwrap();
+    let memory = stored().await;
+    assert_eq!(memory.access_count, 10);
+    assert!(
+        (memory.confidence - 0.9).abs() < 1e-9,
+        "{}",
+        memory.confidence
+    );
+    assert!(!memory.flags.needs_review);
+
+    // A memory forgotten after it was shown: its uses do not count.
+    let mut query = SearchQuery::new("avoid panic unwrap unsafe code and clippy rule ignores");
+    query.limit = 1;
+    let found = engram.search(&query).await.unwrap();
+    assert_eq!(found.shown_ids(), [other.id.as_str()]);
+    assert_eq!(engram.pending_uses(), 1);
+    assert!(engram.forget(&other.id).await.unwrap());
+    assert_eq!(engram.pending_uses(), 0);
+    assert_eq!(
+        engram
+            .get_any(&other.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .access_count,
+        0
+    );
+
+    // The database's arithmetic is the rule's, at the boundaries and at the ceiling.
+    for confidence in [0.5, 0.93, 0.95, 0.99] {
+        for before in [0_u64, 4, 9, 14] {
+            engram
+                .database()
+                .transaction(&[Statement::with_params(
+                    "UPDATE memories SET confidence = ?1, uncorrected_uses = ?2, \
+needs_review = 1 WHERE id = ?3",
+                    vec![
+                        Value::Float(confidence),
+                        Value::Integer(before as i64),
+                        Value::from(gotcha.id.as_str()),
+                    ],
+                )])
+                .await
+                .unwrap();
+            search_once(&engram, &gotcha.id).await;
+            engram.flush_uses().await.unwrap();
+            let memory = stored().await;
+            let rule = reinforce(confidence, before, before + 1);
+            assert_eq!(
+                memory.confidence, rule.confidence,
+                "{confidence} after {before}"
+            );
+            assert_eq!(
+                !memory.flags.needs_review, rule.clears_review,
+                "{confidence} after {before}"
+            );
+        }
+    }
+}
+
+on_a_file_and_over_http!(
+    reinforcement,
+    reinforcement_on_an_embedded_libsql_file,
+    reinforcement_on_the_test_server_over_http
+);
 on_a_file_and_over_http!(
     parallel_writers,
     parallel_writers_on_an_embedded_libsql_file,

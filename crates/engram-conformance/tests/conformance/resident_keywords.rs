@@ -243,7 +243,9 @@ async fn resident_matches_fts5<D: Database + Copy>(db: D, requests: &dyn Fn() ->
         .unwrap();
     let got = search_counted(&resident, &query, requests, "after writes").await;
     assert_same(&got, &plain.search(&query).await.unwrap(), "after writes");
-    assert_eq!(got.hits[0].memory.id, newcomer.id);
+    // Not necessarily first: the searches above counted as uses, which raised the
+    // confidence of the memories they showed when `forget` wrote.
+    assert!(got.hits.iter().any(|h| h.memory.id == newcomer.id));
     assert!(got.hits.iter().all(|h| h.memory.id != top));
     assert_eq!(resident.resident_keyword_count(), Some(total));
     // Caught up: the pick answers, with the same results.

@@ -106,7 +106,9 @@ impl<D: Database> Engram<D> {
             HookEvent::SessionStart => {
                 self.recover_crashed_sessions(session, roots).await?;
                 let shown = self.shown(session).await?;
-                let found = self.session_context(&SessionStart::default()).await?;
+                let found = self
+                    .session_context_unrecorded(&SessionStart::default())
+                    .await?;
                 let mut text = String::new();
                 if matches!(payload.source.as_deref(), Some("resume" | "compact")) {
                     let pad = self.session_pad(session, roots).await?;
@@ -139,6 +141,7 @@ impl<D: Database> Engram<D> {
                         ids.extend(packed.items.into_iter().map(|item| item.id));
                     }
                 }
+                self.behind.record(ids.iter().map(String::as_str));
                 self.answer(session, text, ids).await
             }
             HookEvent::UserPromptSubmit => {
@@ -242,9 +245,7 @@ impl<D: Database> Engram<D> {
             ));
         }
         statements.extend(self.shown_statements(session, &ids));
-        if !statements.is_empty() {
-            self.db.transaction(&statements).await?;
-        }
+        self.transaction_with_uses(&statements).await?;
         Ok(HookAnswer {
             context: (!text.is_empty()).then_some(text),
             memory_ids: ids,
@@ -304,10 +305,9 @@ impl<D: Database> Engram<D> {
         text: String,
         ids: Vec<String>,
     ) -> Result<HookAnswer, EngramError> {
-        let statements = self.shown_statements(session, &ids);
-        if !statements.is_empty() {
-            self.db.transaction(&statements).await?;
-        }
+        // Also when nothing is shown: a memory left out for a missing file is marked stale.
+        self.transaction_with_uses(&self.shown_statements(session, &ids))
+            .await?;
         Ok(HookAnswer {
             context: (!text.trim().is_empty()).then_some(text),
             memory_ids: ids,

@@ -149,25 +149,47 @@ impl<D: Database> Engram<D> {
     /// What to append to a tool's result: when the call read
     /// or edited files, the gotchas, error patterns, dead ends and observations about them
     /// that pass the injection rules (confidence ≥ 0.65, not in need of review, not in
-    /// `shown_ids`; at most four, most trusted first). `None` when there is nothing to say
-    /// or the call touched no file. One round trip, none when no file is named.
+    /// `shown_ids`; at most four, most trusted first), which count as used
+    /// ([`Engram::flush_uses`]). `None` when there is nothing to say or the call touched no
+    /// file. One round trip, none when no file is named.
     pub async fn augment_tool_result(
         &self,
         context: &ToolResultContext,
     ) -> Result<Option<Injection>, EngramError> {
         context.validate()?;
         let files = context.files();
-        self.file_injection(InjectionKind::FileContext, &files, &context.shown_ids)
-            .await
+        let found = self
+            .file_injection(InjectionKind::FileContext, &files, &context.shown_ids)
+            .await?;
+        self.record_injection(found.as_ref());
+        Ok(found)
+    }
+
+    /// Counts the memories of an injection as used.
+    fn record_injection(&self, found: Option<&Injection>) {
+        if let Some(found) = found {
+            self.behind
+                .record(found.memory_ids.iter().map(String::as_str));
+        }
     }
 
     /// Whether to add a system message before the next step: the
     /// first of three triggers that finds something — unseen memories about the files of
     /// the latest reads and edits; the agent's own records since the last step, said back;
     /// a memory that already answers the agent's latest grep or glob (by the auto-inject
-    /// rules, so only a strong match). Nothing before step 5. One round trip for the first
+    /// rules, so only a strong match). Nothing before step 5. What it injects counts as
+    /// used ([`Engram::flush_uses`]). One round trip for the first
     /// trigger, none for the second, one per search pattern for the third (at most three).
     pub async fn step_injection(
+        &self,
+        request: &StepRequest,
+    ) -> Result<Option<Injection>, EngramError> {
+        let found = self.step_injection_unrecorded(request).await?;
+        self.record_injection(found.as_ref());
+        Ok(found)
+    }
+
+    async fn step_injection_unrecorded(
         &self,
         request: &StepRequest,
     ) -> Result<Option<Injection>, EngramError> {
@@ -192,7 +214,7 @@ impl<D: Database> Engram<D> {
             query
                 .exclude_ids
                 .truncate(crate::retrieve::query::MAX_FILTER_ENTRIES);
-            let found = self.search(&query).await?;
+            let found = self.search_unrecorded(&query).await?;
             if let Some(hit) = found
                 .hits
                 .into_iter()
@@ -214,6 +236,7 @@ impl<D: Database> Engram<D> {
             return Ok(None);
         }
         let found = self.memories_about_files(files, &FILE_MEMORY_TYPES).await?;
+        let found = self.without_missing_files(found);
         let picked = inject::pick(found, shown, self.host.clock.now_millis());
         Ok(inject::for_files(kind, files, &picked))
     }

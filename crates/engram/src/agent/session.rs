@@ -102,7 +102,19 @@ impl<D: Database> Engram<D> {
     /// preferences, requirements and decisions, and the latest work in progress, without
     /// memories that need review, packed into the phase's budget with per-type shares and
     /// citation chips. One round trip: the standing memories are read with the searches.
+    /// The packed memories count as used ([`Engram::flush_uses`]).
     pub async fn session_context(
+        &self,
+        start: &SessionStart,
+    ) -> Result<SessionContext, EngramError> {
+        let context = self.session_context_unrecorded(start).await?;
+        self.behind
+            .record(context.packed.memory_ids.iter().map(String::as_str));
+        Ok(context)
+    }
+
+    /// [`Engram::session_context`] for a caller that hands out only part of it.
+    pub(crate) async fn session_context_unrecorded(
         &self,
         start: &SessionStart,
     ) -> Result<SessionContext, EngramError> {
@@ -150,6 +162,10 @@ impl<D: Database> Engram<D> {
             if !ranked.iter().any(|c| c.memory.id == memory.id) {
                 ranked.push(Candidate::new(memory));
             }
+        }
+        // Injected unasked: nothing about a file that is gone.
+        if self.host.files.is_some() {
+            ranked.retain(|c| self.files_still_there(&c.memory));
         }
         let mut budget = PackingBudget::for_phase(start.phase);
         if let Some(total) = start.budget {

@@ -73,8 +73,10 @@ impl<D: Database> Engram<D> {
     /// are parsed, unchanged ones skipped; the graph is rebuilt in memory from the kept
     /// outlines and only the difference — nodes, edges, closure rows of the ancestors a
     /// changed edge can affect — is written, in one transaction, together with the
-    /// memories flagged for review (those about changed files, changed or removed
-    /// symbols, and direct dependents of those symbols).
+    /// memories the change made stale (flagged for review with the reason: a file they
+    /// cite was deleted, a symbol they target or name in a file they cite was removed or
+    /// changed) and the paths of memories about renamed files. One read round trip before
+    /// it finds those memories.
     ///
     /// With [`IndexOptions::complete`], indexed files absent from `files` are deleted; a
     /// deleted file whose content reappears under a new path is reported as a rename.
@@ -112,10 +114,22 @@ impl<D: Database> Engram<D> {
         };
         let now = self.host.clock.now_millis();
         let mut outliner = self.outliner.borrow_mut().take().unwrap_or_default();
-        let plan = Plan::new(old, files, options, project, now, progress, &mut outliner);
+        let mut plan = Plan::new(old, files, options, project, now, progress, &mut outliner);
         *self.outliner.borrow_mut() = Some(outliner);
-        let results = self.db.transaction(&plan.statements).await?;
-        let (state, report) = plan.finish(&results)?;
+        let at = engram_core::time::rfc3339_from_millis(now);
+        let (stale, marks) = self.staleness_statements(&plan.change, &at).await?;
+        let mut statements = std::mem::take(&mut plan.statements);
+        statements.extend(stale);
+        self.db.transaction(&statements).await?;
+        let (state, mut report) = plan.finish();
+        report.flagged = marks
+            .into_iter()
+            .map(|mark| FlaggedMemory {
+                id: mark.id,
+                reason: mark.reason,
+            })
+            .collect();
+        report.flagged.sort_by(|a, b| a.id.cmp(&b.id));
         *self.code.borrow_mut() = Some(state);
         Ok(report)
     }

@@ -83,15 +83,6 @@ THEN coalesce(stale_at, ?2) END \
 WHERE project_id = ?1 AND (file_a IN (SELECT value FROM json_each(?3)) \
 OR file_b IN (SELECT value FROM json_each(?3)))";
 
-/// Flags live memories for review: those targeting a node in `?2`, or about a file in `?3`.
-/// Returns what it flagged, with the target and files to explain why.
-pub const FLAG_MEMORIES: &str = "UPDATE memories SET needs_review = 1 \
-WHERE project_id = ?1 AND deprecated = 0 AND needs_review = 0 AND ( \
-target_node_id IN (SELECT value FROM json_each(?2)) \
-OR EXISTS (SELECT 1 FROM json_each(memories.related_files) f \
-WHERE f.value IN (SELECT value FROM json_each(?3)))) \
-RETURNING id, target_node_id, related_files";
-
 /// Records the new index state (`?2` generation, `?3` now, `?4` files, `?5` nodes,
 /// `?6` edges, `?7` closure depth) before the closure rows of the ancestors in `?8` are
 /// replaced: their rows are subtracted here, the new ones added by [`ADD_CLOSURE_COUNT`]

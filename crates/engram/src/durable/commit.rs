@@ -6,10 +6,40 @@ use super::{is_passing, receipt, Committed, Write, WriteStatus};
 use crate::{Engram, EngramError};
 
 impl<D: Database> Engram<D> {
-    /// Sends `write` in one transaction, retrying passing failures with the policy's
-    /// backoff; when they last beyond it the write is buffered if `may_buffer` (else the
-    /// last failure is returned, `unavailable`). See the module's rules.
+    /// Sends `write` in one transaction, with the uses that wait (see
+    /// [`Engram::flush_uses`]), retrying passing failures with the policy's backoff; when
+    /// they last beyond it the write is buffered if `may_buffer` (else the last failure is
+    /// returned, `unavailable`). See the module's rules.
     pub(crate) async fn commit(
+        &self,
+        mut write: Write,
+        may_buffer: bool,
+    ) -> Result<Committed, EngramError> {
+        let own = write.statements.len();
+        let behind = self.behind.take();
+        if !behind.is_empty() {
+            let now = engram_core::time::rfc3339_from_millis(self.host.clock.now_millis());
+            let project = self.project_id().to_owned();
+            write
+                .statements
+                .extend(crate::lifecycle::behind_statements(&project, &behind, &now));
+        }
+        match self.commit_uses_included(write, may_buffer).await {
+            Ok(Committed::Applied(mut rows)) => {
+                rows.truncate(own);
+                Ok(Committed::Applied(rows))
+            }
+            // An earlier attempt's statements were applied, not these: the uses wait on.
+            other => {
+                if !matches!(other, Ok(Committed::Pending)) {
+                    self.behind.restore(behind);
+                }
+                other
+            }
+        }
+    }
+
+    async fn commit_uses_included(
         &self,
         write: Write,
         may_buffer: bool,

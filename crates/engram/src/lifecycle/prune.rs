@@ -2,14 +2,61 @@
 //! [`engram_lifecycle::plan_prune`], apply the plan in one transaction.
 
 use engram_core::time::{millis_from_rfc3339, rfc3339_from_millis};
+use engram_core::ValidationError;
 use engram_lifecycle::{plan_prune, HistoryAction, PruneCandidate, PruneDecision, PrunePolicy};
 use engram_store::{Database, Statement, StoreError, Value};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::consolidate::{history, HistoryRecord};
 use super::sql;
 use crate::row::memory_from_row;
 use crate::{Engram, EngramError};
+
+/// A pruning request as hosts send it (JSON, every field optional): `{dryRun, floor,
+/// idleHalfLives, graceDays, cap}`; `cap: null` prunes with no cap, an absent one with the
+/// default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PruneRequest {
+    /// Report the plan, change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// See [`PrunePolicy::floor`].
+    #[serde(default)]
+    pub floor: Option<f64>,
+    /// See [`PrunePolicy::idle_half_lives`].
+    #[serde(default)]
+    pub idle_half_lives: Option<f64>,
+    /// See [`PrunePolicy::grace_days`].
+    #[serde(default)]
+    pub grace_days: Option<f64>,
+    /// See [`PrunePolicy::cap`]: a number, or `null` for none.
+    #[serde(default, deserialize_with = "present")]
+    pub cap: Option<Option<u64>>,
+}
+
+/// A field that is present, `null` included (absent stays `None` through `default`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u64>>, D::Error> {
+    Option::<u64>::deserialize(d).map(Some)
+}
+
+impl PruneRequest {
+    /// Parses and validates a request from untrusted JSON, naming the failing field.
+    pub fn from_json(json: &str) -> Result<PruneRequest, ValidationError> {
+        engram_core::validate::from_json_checked(json, |r: &PruneRequest| r.policy().validate())
+    }
+
+    /// The policy: the defaults with the request's fields laid over them.
+    pub fn policy(&self) -> PrunePolicy {
+        let default = PrunePolicy::default();
+        PrunePolicy {
+            floor: self.floor.unwrap_or(default.floor),
+            idle_half_lives: self.idle_half_lives.unwrap_or(default.idle_half_lives),
+            grace_days: self.grace_days.unwrap_or(default.grace_days),
+            cap: self.cap.unwrap_or(default.cap),
+        }
+    }
+}
 
 /// What [`Engram::prune`] did, or would do with `dry_run`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,6 +77,12 @@ pub struct PruneReport {
 }
 
 impl<D: Database> Engram<D> {
+    /// [`Engram::prune`] for a [`PruneRequest`] in JSON, as hosts receive it.
+    pub async fn prune_json(&self, json: &str) -> Result<PruneReport, EngramError> {
+        let request = PruneRequest::from_json(json)?;
+        self.prune(&request.policy(), request.dry_run).await
+    }
+
     /// Prunes this project by `policy` (see [`engram_lifecycle::prune`] for the rules):
     /// retires decayed memories and, over the cap, the least valuable; deletes retired
     /// memories past the grace period. Every change has a history entry; running it
@@ -101,7 +154,7 @@ impl<D: Database> Engram<D> {
             let at = retired_at.get(&decision.id).cloned().unwrap_or_default();
             statements.extend(self.delete_statements(decision, &at, &now));
         }
-        self.db.transaction(&statements).await?;
+        self.transaction_with_uses(&statements).await?;
         Ok(report)
     }
 
@@ -173,4 +226,40 @@ fn retired_from_row(
         },
         at,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_lays_its_fields_over_the_defaults_and_null_lifts_the_cap() {
+        let request = PruneRequest::from_json(r#"{"dryRun": true, "graceDays": 7}"#).unwrap();
+        assert!(request.dry_run);
+        assert_eq!(request.policy().grace_days, 7.0);
+        assert_eq!(request.policy().cap, PrunePolicy::default().cap);
+        let uncapped = PruneRequest::from_json(r#"{"cap": null}"#).unwrap();
+        assert_eq!(uncapped.policy().cap, None);
+        assert_eq!(
+            PruneRequest::from_json(r#"{"cap": 5}"#)
+                .unwrap()
+                .policy()
+                .cap,
+            Some(5)
+        );
+    }
+
+    #[test]
+    fn a_bad_request_names_its_field() {
+        for (json, field) in [
+            (r#"{"cap": 0}"#, "cap"),
+            (r#"{"floor": 1.5}"#, "floor"),
+            (r#"{"graceDays": -1}"#, "graceDays"),
+            (r#"{"cap": -3}"#, "cap"),
+            (r#"{"dryrun": true}"#, "dryrun"),
+        ] {
+            let error = PruneRequest::from_json(json).unwrap_err();
+            assert_eq!(error.violations[0].field, field, "{json}: {error:?}");
+        }
+    }
 }

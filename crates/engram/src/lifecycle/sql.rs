@@ -110,3 +110,76 @@ pub const MEMORY_SIDE_TABLES: [&str; 4] = [
 /// Deletes a retired memory (`?1` id, `?2` project, `?3` when it was retired).
 pub const DELETE_RETIRED_MEMORY: &str = "DELETE FROM memories WHERE id = ?1 AND project_id = ?2 \
 AND deprecated = 1 AND deprecated_at = ?3";
+
+/// The confidence after `?3` more uncorrected uses: one step (`?6`) per boundary of `?7`
+/// uses crossed, up to the ceiling (`?5`); a confidence already at or above it stays.
+macro_rules! reinforced_confidence {
+    () => {
+        "CASE WHEN confidence < ?5 THEN \
+min(?5, confidence + ?6 * ((uncorrected_uses + ?3) / ?7 - uncorrected_uses / ?7)) \
+ELSE confidence END"
+    };
+}
+
+/// Adds `?3` uses nobody corrected to the live memories in `?2` (a JSON array of ids) of
+/// project `?1`, used at `?4`: confidence by `reinforced_confidence!`, review cleared at
+/// `?8` uses, except a stale memory's (its code changed: use does not make it true again).
+pub const REINFORCE: &str = concat!(
+    "UPDATE memories SET access_count = access_count + ?3, \
+uncorrected_uses = uncorrected_uses + ?3, last_accessed_at = ?4, confidence = ",
+    reinforced_confidence!(),
+    ", needs_review = CASE WHEN uncorrected_uses + ?3 >= ?8 AND stale_reason IS NULL THEN 0 \
+ELSE needs_review END \
+WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND deprecated = 0"
+);
+
+/// The history entries of [`REINFORCE`] (same parameters, run before it): one for each
+/// memory whose confidence the uses raise or whose review they clear.
+pub const REINFORCE_HISTORY: &str = concat!(
+    "INSERT INTO memory_history \
+(memory_id, project_id, action, before, after, reason, actor, related_id, at) \
+SELECT id, project_id, 'reinforced', \
+json_object('confidence', confidence, 'needsReview', json(CASE WHEN needs_review = 1 \
+THEN 'true' ELSE 'false' END), 'uncorrectedUses', uncorrected_uses), \
+json_object('confidence', ",
+    reinforced_confidence!(),
+    ", 'needsReview', json(CASE WHEN needs_review = 1 AND (uncorrected_uses + ?3 < ?8 \
+OR stale_reason IS NOT NULL) THEN 'true' ELSE 'false' END), \
+'uncorrectedUses', uncorrected_uses + ?3), \
+(uncorrected_uses + ?3) || ' uses nobody corrected', 'engram', NULL, ?4 \
+FROM memories WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) \
+AND deprecated = 0 AND ((confidence < ?5 AND (uncorrected_uses + ?3) / ?7 > \
+uncorrected_uses / ?7) OR (needs_review = 1 AND stale_reason IS NULL \
+AND uncorrected_uses + ?3 >= ?8))"
+);
+
+/// The live memories of project `?1` about any file in `?2` (a JSON array) or targeting a
+/// node of one, each once.
+#[cfg(feature = "code")]
+pub fn memories_citing() -> String {
+    format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.project_id = ?1 AND m.deprecated = 0 \
+AND (m.id IN (SELECT memory_id FROM memory_files WHERE project_id = ?1 \
+AND path IN (SELECT value FROM json_each(?2))) \
+OR (m.target_node_id IS NOT NULL AND (CASE WHEN m.target_node_id LIKE 'file:%' \
+THEN substr(m.target_node_id, 6) ELSE substr(m.target_node_id, 1, \
+instr(m.target_node_id, '#') - 1) END) IN (SELECT value FROM json_each(?2))))"
+    )
+}
+
+/// Flags a live memory stale (`?1` id, `?2` project, `?3` reason, `?4` now): it needs
+/// review and keeps the reason; one already stale keeps its first.
+pub const MARK_STALE: &str = "UPDATE memories SET needs_review = 1, stale_reason = ?3, \
+stale_at = ?4, updated_at = ?4 WHERE id = ?1 AND project_id = ?2 AND deprecated = 0 \
+AND stale_reason IS NULL";
+
+/// Gives a memory the paths and target of its renamed files (`?1` id, `?2` project, `?3`
+/// JSON array of paths, `?4` target node, `?5` now).
+#[cfg(feature = "code")]
+pub const RENAME_MEMORY_FILES: &str = "UPDATE memories SET related_files = ?3, \
+target_node_id = ?4, updated_at = ?5 WHERE id = ?1 AND project_id = ?2";
+
+/// A memory's rows in the file index (`?1` project, `?2` memory).
+#[cfg(feature = "code")]
+pub const DELETE_MEMORY_FILES: &str =
+    "DELETE FROM memory_files WHERE project_id = ?1 AND memory_id = ?2";

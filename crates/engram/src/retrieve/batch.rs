@@ -11,7 +11,9 @@ use engram_retrieval::{analyze, diversity, scoring, select, Candidate, Mode, Que
 use engram_store::{Database, Rows, SqlError, Statement, StoreError};
 
 use super::{with_extra_dense, CandidateFetch};
-use crate::retrieve::query::{SearchHit, SearchMode, SearchQuery, SearchResponse, StageTimings};
+use crate::retrieve::query::{
+    SearchHit, SearchIntent, SearchMode, SearchQuery, SearchResponse, StageTimings,
+};
 use crate::{Engram, EngramError};
 
 /// A search between its analysis and its round trip.
@@ -31,7 +33,8 @@ impl<D: Database> Engram<D> {
     /// (instead of one each): a context built from several searches costs one round
     /// trip, however many sections it has. The distinct query texts are embedded in one
     /// call. Each answer is what [`Engram::search`] returns for its query, in the order of
-    /// `queries`; their `embed` and `candidates` timings are the shared call's and round
+    /// `queries` (each one's hand-outs count as used, as a search's do); their `embed` and
+    /// `candidates` timings are the shared call's and round
     /// trip's, and `total` runs from the batch's start to the answer's. Only HyDE and the
     /// reranker, where they run, cost a query more.
     ///
@@ -42,7 +45,11 @@ impl<D: Database> Engram<D> {
         queries: &[SearchQuery],
     ) -> Result<Vec<SearchResponse>, EngramError> {
         SearchQuery::validate_batch(queries)?;
-        Ok(self.search_checked(queries, Vec::new()).await?.0)
+        let answers = self.search_checked(queries, Vec::new()).await?.0;
+        for found in &answers {
+            self.behind.record(found.shown_ids());
+        }
+        Ok(answers)
     }
 
     /// [`Engram::search_many`], with `reads` sent in the same round trip after the
@@ -296,6 +303,12 @@ impl<D: Database> Engram<D> {
         timings.hyde = now - mark;
         mark = now;
 
+        // A memory citing a file the host's probe says is gone is marked stale, and never
+        // injected unasked.
+        if self.host.files.is_some() {
+            let unasked = query.intent == SearchIntent::AutoInject;
+            ranked.retain(|c| self.files_still_there(&c.memory) || !unasked);
+        }
         let selection = select::select(ranked, query.intent, query.limit as usize, relevance);
         for id in &selection.stale {
             warnings.push(format!(

@@ -90,8 +90,20 @@ impl<D: Database> Engram<D> {
     /// graph neighbourhood boost, phase × trust × confidence × decay, dedupe and MMR, the
     /// optional host reranker, the intent's selection rules, HyDE when a search is weak, and
     /// packing into a token budget. Every hit carries its score breakdown and the response
-    /// its stage timings.
+    /// its stage timings. The memories it hands out ([`SearchResponse::shown_ids`]) count
+    /// as used, written with the next write ([`Engram::flush_uses`]).
     pub async fn search(&self, query: &SearchQuery) -> Result<SearchResponse, EngramError> {
+        let found = self.search_unrecorded(query).await?;
+        self.behind.record(found.shown_ids());
+        Ok(found)
+    }
+
+    /// [`Engram::search`] for a caller that hands out only part of the answer (and counts
+    /// that part's uses itself).
+    pub(crate) async fn search_unrecorded(
+        &self,
+        query: &SearchQuery,
+    ) -> Result<SearchResponse, EngramError> {
         // `search_with` validates the query.
         self.search_with(std::slice::from_ref(query), Vec::new())
             .await?

@@ -339,3 +339,14 @@ pub struct SearchResponse {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
+
+impl SearchResponse {
+    /// The memories the answer hands out: the packed ones when it was packed, else every
+    /// hit. Each counts as used.
+    pub fn shown_ids(&self) -> Vec<&str> {
+        match &self.packed {
+            Some(packed) => packed.items.iter().map(|i| i.id.as_str()).collect(),
+            None => self.hits.iter().map(|h| h.memory.id.as_str()).collect(),
+        }
+    }
+}

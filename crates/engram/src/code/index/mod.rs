@@ -65,8 +65,7 @@ pub struct Rename {
 pub struct FlaggedMemory {
     /// The memory.
     pub id: String,
-    /// `symbol changed: <node>`, `depends on changed symbol: <node>`, or
-    /// `file changed: <path>`.
+    /// `symbol changed: <node>`, `symbol removed: <node>`, or `file deleted: <path>`.
     pub reason: String,
 }
 

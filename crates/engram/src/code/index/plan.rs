@@ -8,12 +8,13 @@ use engram_code::{
     build_file_graph, content_hash, diff_graphs, node_path, patch_graph, CodeGraph, FileOutline,
     FileSet, GraphDelta, Language, Outliner, DEFAULT_CLOSURE_DEPTH,
 };
-use engram_store::{Rows, Statement, StoreError};
+use engram_lifecycle::stale::{CodeChange, Symbol, SymbolChange};
+use engram_store::Statement;
 
 use super::statements;
 use super::{
-    graph_of, signature, CodeState, FlaggedMemory, IndexOptions, IndexProgress, IndexReport,
-    Rename, SourceFile, MAX_FILE_BYTES,
+    graph_of, signature, CodeState, IndexOptions, IndexProgress, IndexReport, Rename, SourceFile,
+    MAX_FILE_BYTES,
 };
 
 /// The new state and the statements that store it.
@@ -21,8 +22,8 @@ pub(crate) struct Plan {
     pub state: CodeState,
     pub report: IndexReport,
     pub statements: Vec<Statement>,
-    /// Memories to flag: node ids and file paths, with the reason for each.
-    reasons: HashMap<String, String>,
+    /// What changed that memories may cite: moved and deleted files, changed symbols.
+    pub change: CodeChange,
 }
 
 /// What the parse stage found among the files handed in.
@@ -70,6 +71,7 @@ impl Plan {
         let local =
             deleted.is_empty() && scan.new_paths.is_empty() && signatures_kept(&scan, &outlines);
         let scope: BTreeSet<String> = scan.parsed.iter().map(|o| o.path.clone()).collect();
+        let definitions = definitions_of(&old_graph, scan.changed_files.iter().chain(&deleted));
         for outline in scan.parsed {
             outlines.insert(outline.path.clone(), outline);
         }
@@ -78,8 +80,7 @@ impl Plan {
         } else {
             rebuild(&outlines, &old_graph)
         };
-        let (reasons, flag_paths) =
-            flag_reasons(&scan.changed_files, &deleted, &report, &rebuilt.delta);
+        let change = code_change(&deleted, &report, &rebuilt.delta, definitions);
         record_graph(&mut report, &rebuilt);
         let writes = statements::Writes {
             project,
@@ -90,8 +91,6 @@ impl Plan {
             file_rows,
             looked_at: &scan.looked_at,
             old_links: &old_links,
-            reasons: &reasons,
-            flag_paths: &flag_paths,
         };
         let statements = writes.statements(&rebuilt);
         let Rebuilt { graph, links, .. } = rebuilt;
@@ -104,39 +103,13 @@ impl Plan {
             },
             report,
             statements,
-            reasons,
+            change,
         }
     }
 
-    /// Reads the flagged memories out of the transaction's results into the report.
-    pub fn finish(mut self, results: &[Rows]) -> Result<(CodeState, IndexReport), StoreError> {
-        let flag_results = results
-            .iter()
-            .filter(|r| r.columns.first().is_some_and(|c| c == "id"));
-        for rows in flag_results {
-            for row in &rows.rows {
-                let id = row.first().map_or(Ok(""), |v| v.as_text("id"))?;
-                let target = row
-                    .get(1)
-                    .map_or(Ok(None), |v| v.as_opt_text("target_node_id"))?;
-                let files: Vec<String> = row
-                    .get(2)
-                    .and_then(|v| v.as_text("related_files").ok())
-                    .and_then(|t| serde_json::from_str(t).ok())
-                    .unwrap_or_default();
-                let reason = target
-                    .and_then(|t| self.reasons.get(t))
-                    .or_else(|| files.iter().find_map(|f| self.reasons.get(f)))
-                    .cloned()
-                    .unwrap_or_else(|| "code changed".to_owned());
-                self.report.flagged.push(FlaggedMemory {
-                    id: id.to_owned(),
-                    reason,
-                });
-            }
-        }
-        self.report.flagged.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok((self.state, self.report))
+    /// The state after the call and its report.
+    pub fn finish(self) -> (CodeState, IndexReport) {
+        (self.state, self.report)
     }
 }
 
@@ -294,35 +267,64 @@ fn rebuild(outlines: &BTreeMap<String, FileOutline>, old_graph: &CodeGraph) -> R
     }
 }
 
-/// Why each memory would be flagged, keyed by node id or file path, and the files whose
-/// memories are flagged.
-fn flag_reasons(
-    changed_files: &[String],
+/// The definitions `files` had in `graph` (before the call), by file.
+fn definitions_of<'a>(
+    graph: &CodeGraph,
+    files: impl Iterator<Item = &'a String>,
+) -> BTreeMap<String, Vec<Symbol>> {
+    let files: BTreeSet<&str> = files.map(String::as_str).collect();
+    let mut definitions: BTreeMap<String, Vec<Symbol>> = BTreeMap::new();
+    for node in &graph.nodes {
+        if node.kind != "file" && files.contains(node.path.as_str()) {
+            definitions
+                .entry(node.path.clone())
+                .or_default()
+                .push(Symbol {
+                    id: node.id.clone(),
+                    qualified: node.label.clone(),
+                });
+        }
+    }
+    definitions
+}
+
+/// What the call changed that memories may cite. A moved file's definitions are not
+/// changed symbols: they live on under the new path.
+fn code_change(
     deleted: &BTreeSet<String>,
     report: &IndexReport,
     delta: &GraphDelta,
-) -> (HashMap<String, String>, BTreeSet<String>) {
-    let mut reasons: HashMap<String, String> = HashMap::new();
-    for path in changed_files.iter().chain(deleted) {
-        let why = match report.renamed.iter().find(|r| &r.from == path) {
-            Some(r) => format!("file renamed to {}", r.to),
-            None if deleted.contains(path) => format!("file deleted: {path}"),
-            None => format!("file changed: {path}"),
-        };
-        reasons.insert(path.clone(), why);
+    definitions: BTreeMap<String, Vec<Symbol>>,
+) -> CodeChange {
+    let renamed: BTreeMap<String, String> = report
+        .renamed
+        .iter()
+        .map(|r| (r.from.clone(), r.to.clone()))
+        .collect();
+    let removed: BTreeSet<&str> = delta.removed_nodes.iter().map(String::as_str).collect();
+    let symbols = delta
+        .changed_symbols
+        .iter()
+        .filter(|id| !renamed.contains_key(node_path(id)))
+        .map(|id| {
+            let change = if removed.contains(id.as_str()) {
+                SymbolChange::Removed
+            } else {
+                SymbolChange::Changed
+            };
+            (id.clone(), change)
+        })
+        .collect();
+    CodeChange {
+        deleted: deleted
+            .iter()
+            .filter(|p| !renamed.contains_key(*p))
+            .cloned()
+            .collect(),
+        renamed,
+        symbols,
+        definitions,
     }
-    let mut flag_paths: BTreeSet<String> = changed_files.iter().chain(deleted).cloned().collect();
-    for (symbol, dependent) in &delta.dependents {
-        let why = format!("depends on changed symbol: {symbol}");
-        let path = node_path(dependent).to_owned();
-        reasons.entry(path.clone()).or_insert_with(|| why.clone());
-        flag_paths.insert(path);
-        reasons.entry(dependent.clone()).or_insert(why);
-    }
-    for symbol in &delta.changed_symbols {
-        reasons.insert(symbol.clone(), format!("symbol changed: {symbol}"));
-    }
-    (reasons, flag_paths)
 }
 
 /// The graph's size and what changed in it, into the report.

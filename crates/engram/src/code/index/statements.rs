@@ -1,6 +1,6 @@
 //! The statements one index call writes, in the order the transaction needs them: the
 //! state row first (it counts the closure rows about to be replaced), then files, nodes,
-//! edges, closure rows, stale marks, file links, memory flags and the closure count. Bulk
+//! edges, closure rows, stale marks, file links and the closure count. Bulk
 //! rows go a few hundred per statement.
 
 use std::collections::{BTreeSet, HashMap};
@@ -28,10 +28,6 @@ pub(super) struct Writes<'a> {
     pub file_rows: Vec<serde_json::Value>,
     pub looked_at: &'a [&'a str],
     pub old_links: &'a BTreeSet<(String, String)>,
-    /// Why each memory would be flagged, keyed by node id or file path.
-    pub reasons: &'a HashMap<String, String>,
-    /// The files whose memories are flagged.
-    pub flag_paths: &'a BTreeSet<String>,
 }
 
 /// The rows of `code_files` for the outlines just parsed.
@@ -58,18 +54,6 @@ impl Writes<'_> {
         self.files(&mut statements);
         self.graph(&mut statements, rebuilt);
         self.links(&mut statements, &rebuilt.links);
-        if !self.reasons.is_empty() {
-            let nodes: Vec<&str> = self.reasons.keys().map(String::as_str).collect();
-            let paths: Vec<&str> = self.flag_paths.iter().map(String::as_str).collect();
-            statements.push(Statement::with_params(
-                sql::FLAG_MEMORIES,
-                vec![
-                    self.p(),
-                    Value::from(json(&nodes)),
-                    Value::from(json(&paths)),
-                ],
-            ));
-        }
         statements.push(Statement::with_params(
             sql::ADD_CLOSURE_COUNT,
             vec![

@@ -1,0 +1,269 @@
+//! Staleness against the code: whether what a memory cites — its files, the symbol it
+//! targets, the code names it mentions in those files — still exists and is unchanged.
+//!
+//! A memory is stale when a file it cites was deleted, or a symbol it is attached to was
+//! removed or its text changed. It is attached to a symbol by its target node, or by
+//! naming one that is defined in a file it cites (`get_records` in a memory about
+//! `src/_pytest/logging.py`). A change elsewhere in a cited file, or in code that depends
+//! on the symbol, leaves it alone: the memory's own subject did not change. A renamed
+//! file is not staleness: the memory's paths follow it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What happened to a symbol between two versions of the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymbolChange {
+    /// Its text changed.
+    Changed,
+    /// It no longer exists.
+    Removed,
+}
+
+/// A definition of the code before the change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    /// Its node id.
+    pub id: String,
+    /// Its qualified name (`Class.method`).
+    pub qualified: String,
+}
+
+/// What changed in the code between two index calls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CodeChange {
+    /// Files that moved, old path → new path (same content).
+    pub renamed: BTreeMap<String, String>,
+    /// Files deleted (renames excluded).
+    pub deleted: BTreeSet<String>,
+    /// Symbols whose text changed or that were removed, by node id.
+    pub symbols: BTreeMap<String, SymbolChange>,
+    /// The definitions each changed file had before the change.
+    pub definitions: BTreeMap<String, Vec<Symbol>>,
+}
+
+/// What a memory cites.
+#[derive(Debug, Clone, Copy)]
+pub struct Cited<'a> {
+    /// Its related files.
+    pub files: &'a [String],
+    /// The node it targets, if any.
+    pub target_node: Option<&'a str>,
+    /// The code names its text mentions.
+    pub names: &'a [String],
+}
+
+/// What a code change does to one memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// Its related files after renames, when one of them moved.
+    pub renamed_files: Option<Vec<String>>,
+    /// Why it is stale, when it is.
+    pub stale: Option<String>,
+}
+
+impl CodeChange {
+    /// Whether nothing a memory could cite changed.
+    pub fn is_empty(&self) -> bool {
+        self.renamed.is_empty() && self.deleted.is_empty() && self.symbols.is_empty()
+    }
+
+    /// The files whose memories may be affected: moved, deleted, or with a changed symbol.
+    pub fn affected_files(&self) -> BTreeSet<&str> {
+        let mut files: BTreeSet<&str> = self.renamed.keys().map(String::as_str).collect();
+        files.extend(self.deleted.iter().map(String::as_str));
+        files.extend(self.symbols.keys().map(|id| node_file(id)));
+        files
+    }
+
+    /// The verdict for a memory citing `cited`.
+    pub fn judge(&self, cited: Cited<'_>) -> Verdict {
+        let mut verdict = Verdict::default();
+        if cited.files.iter().any(|f| self.renamed.contains_key(f)) {
+            let files = cited
+                .files
+                .iter()
+                .map(|f| self.renamed.get(f).unwrap_or(f).clone())
+                .collect();
+            verdict.renamed_files = Some(files);
+        }
+        verdict.stale = self.stale_reason(cited);
+        verdict
+    }
+
+    fn stale_reason(&self, cited: Cited<'_>) -> Option<String> {
+        if let Some(target) = cited.target_node {
+            if let Some(change) = self.symbols.get(target) {
+                return Some(describe(*change, target));
+            }
+            if target
+                .strip_prefix("file:")
+                .is_some_and(|f| self.deleted.contains(f))
+            {
+                return Some(format!("file deleted: {}", node_file(target)));
+            }
+        }
+        for file in cited.files {
+            if self.deleted.contains(file) {
+                return Some(format!("file deleted: {file}"));
+            }
+        }
+        for file in cited.files {
+            let Some(definitions) = self.definitions.get(file) else {
+                continue;
+            };
+            for symbol in definitions {
+                let Some(change) = self.symbols.get(&symbol.id) else {
+                    continue;
+                };
+                if cited
+                    .names
+                    .iter()
+                    .any(|n| names_symbol(n, &symbol.qualified))
+                {
+                    return Some(describe(*change, &symbol.id));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Whether code name `name` (as a memory writes it) names the definition `qualified`:
+/// the whole qualified name, or its last part (`get_records` names
+/// `LogCaptureFixture.get_records`).
+pub fn names_symbol(name: &str, qualified: &str) -> bool {
+    name == qualified || qualified.rsplit('.').next() == Some(name)
+}
+
+fn describe(change: SymbolChange, id: &str) -> String {
+    match change {
+        SymbolChange::Changed => format!("symbol changed: {id}"),
+        SymbolChange::Removed => format!("symbol removed: {id}"),
+    }
+}
+
+/// The file a node id belongs to (`file:src/a.ts` and `src/a.ts#function:f` → `src/a.ts`).
+fn node_file(id: &str) -> &str {
+    match id.strip_prefix("file:") {
+        Some(path) => path,
+        None => id.split_once('#').map_or(id, |(path, _)| path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change() -> CodeChange {
+        let mut change = CodeChange::default();
+        change
+            .renamed
+            .insert("src/users.ts".into(), "src/users/index.ts".into());
+        change.deleted.insert("src/routes.ts".into());
+        change.symbols.insert(
+            "src/_pytest/logging.py#method:LogCaptureFixture.get_records".into(),
+            SymbolChange::Changed,
+        );
+        change.symbols.insert(
+            "src/_pytest/logging.py#function:catching_logs".into(),
+            SymbolChange::Removed,
+        );
+        change.definitions.insert(
+            "src/_pytest/logging.py".into(),
+            vec![
+                Symbol {
+                    id: "src/_pytest/logging.py#method:LogCaptureFixture.get_records".into(),
+                    qualified: "LogCaptureFixture.get_records".into(),
+                },
+                Symbol {
+                    id: "src/_pytest/logging.py#function:catching_logs".into(),
+                    qualified: "catching_logs".into(),
+                },
+                Symbol {
+                    id: "src/_pytest/logging.py#method:LogCaptureFixture.clear".into(),
+                    qualified: "LogCaptureFixture.clear".into(),
+                },
+            ],
+        );
+        change
+    }
+
+    fn cited<'a>(files: &'a [String], names: &'a [String]) -> Cited<'a> {
+        Cited {
+            files,
+            target_node: None,
+            names,
+        }
+    }
+
+    #[test]
+    fn a_named_symbol_that_changed_or_went_makes_its_memory_stale() {
+        let change = change();
+        let files = vec!["src/_pytest/logging.py".to_owned()];
+        let names = vec!["get_records".to_owned()];
+        assert_eq!(
+            change.judge(cited(&files, &names)).stale.as_deref(),
+            Some("symbol changed: src/_pytest/logging.py#method:LogCaptureFixture.get_records")
+        );
+        let names = vec!["catching_logs".to_owned()];
+        assert_eq!(
+            change.judge(cited(&files, &names)).stale.as_deref(),
+            Some("symbol removed: src/_pytest/logging.py#function:catching_logs")
+        );
+    }
+
+    #[test]
+    fn a_change_elsewhere_in_the_file_leaves_the_memory_alone() {
+        let change = change();
+        let files = vec!["src/_pytest/logging.py".to_owned()];
+        for names in [vec![], vec!["clear".to_owned()], vec!["records".to_owned()]] {
+            assert_eq!(change.judge(cited(&files, &names)), Verdict::default());
+        }
+        // The name is only a symbol of the files the memory cites.
+        let other = vec!["src/_pytest/capture.py".to_owned()];
+        let names = vec!["get_records".to_owned()];
+        assert_eq!(change.judge(cited(&other, &names)), Verdict::default());
+    }
+
+    #[test]
+    fn a_deleted_file_or_target_makes_it_stale_and_a_rename_moves_its_paths() {
+        let change = change();
+        let files = vec!["src/routes.ts".to_owned(), "src/users.ts".to_owned()];
+        let verdict = change.judge(cited(&files, &[]));
+        assert_eq!(
+            verdict.stale.as_deref(),
+            Some("file deleted: src/routes.ts")
+        );
+        assert_eq!(
+            verdict.renamed_files,
+            Some(vec!["src/routes.ts".into(), "src/users/index.ts".into()])
+        );
+        let target = Cited {
+            files: &[],
+            target_node: Some("src/_pytest/logging.py#function:catching_logs"),
+            names: &[],
+        };
+        assert!(change
+            .judge(target)
+            .stale
+            .is_some_and(|r| r.starts_with("symbol removed")));
+    }
+
+    #[test]
+    fn affected_files_are_the_moved_deleted_and_changed_ones() {
+        let change = change();
+        assert_eq!(
+            change.affected_files().into_iter().collect::<Vec<_>>(),
+            ["src/_pytest/logging.py", "src/routes.ts", "src/users.ts"]
+        );
+        assert!(CodeChange::default().is_empty());
+    }
+
+    #[test]
+    fn a_name_is_the_whole_qualified_name_or_its_last_part() {
+        assert!(names_symbol("get_records", "LogCaptureFixture.get_records"));
+        assert!(names_symbol("Fixture.get", "Fixture.get"));
+        assert!(!names_symbol("Fixture", "Fixture.get"));
+        assert!(!names_symbol("records", "get_records"));
+    }
+}
