@@ -33,6 +33,9 @@ pub struct Stated<'a> {
     pub content: &'a str,
     /// The files it is about.
     pub files: &'a [String],
+    /// The code-graph node it is about, if any: two memories about two nodes are about
+    /// two subjects, however alike their words.
+    pub target: Option<&'a str>,
 }
 
 /// Why a memory supersedes another.
@@ -115,7 +118,21 @@ pub fn supersedable(memory_type: MemoryType) -> bool {
 /// Judges `new` against the live memory `old` of the same project and type; `cosine` is
 /// their vectors' similarity when both have one of the same model.
 pub fn judge(new: Stated<'_>, old: Stated<'_>, cosine: Option<f64>) -> Judgement {
+    if matches!((new.target, old.target), (Some(a), Some(b)) if a != b) {
+        return Judgement::Distinct;
+    }
+    let disjoint = !new.files.is_empty()
+        && !old.files.is_empty()
+        && !new.files.iter().any(|f| old.files.contains(f));
     if crate::text::normalized(new.content) == crate::text::normalized(old.content) {
+        // The same words about a symbol of another file are about another symbol, and so
+        // are words that differ only in a name's case (`MonkeyPatch` / `monkeypatch`).
+        let names = crate::text::code_names(new.content);
+        if (disjoint && crate::text::bound_to_files(new.content, new.files))
+            || names != crate::text::code_names(old.content)
+        {
+            return Judgement::Distinct;
+        }
         return Judgement::Duplicate {
             reason: "same text".into(),
             adopt_wording: false,
@@ -196,8 +213,20 @@ fn changed(n: &Claim, o: &Claim) -> Option<Change> {
     let from: Vec<String> = o.values.difference(&n.values).cloned().collect();
     let to: Vec<String> = n.values.difference(&o.values).cloned().collect();
     // A changed path names another file, so another subject ("`a.py` and `b.py` change
-    // together" / "`a.py` and `c.py` …"), not another value of the same setting.
-    if from.iter().chain(&to).any(|v| looks_like_path(v)) {
+    // together" / "`a.py` and `c.py` …"), not another value of the same setting; and a
+    // changed code name another symbol ("check the callers of `a` …" / "… of `b` …"), as
+    // does a value the memory opens with ("`Frame` has callers …" / "`fullsource` has …").
+    let subject = |v: &String| {
+        n.names.contains(v)
+            || o.names.contains(v)
+            || n.opening.as_ref() == Some(v)
+            || o.opening.as_ref() == Some(v)
+    };
+    if from
+        .iter()
+        .chain(&to)
+        .any(|v| looks_like_path(v) || subject(v))
+    {
         return None;
     }
     (!from.is_empty() && !to.is_empty()).then_some(Change::Value { from, to })
@@ -243,6 +272,7 @@ mod tests {
         Stated {
             content,
             files: &[],
+            target: None,
         }
     }
 
@@ -252,6 +282,81 @@ mod tests {
             Judgement::Supersedes { .. } => "supersedes",
             Judgement::Distinct => "distinct",
         }
+    }
+
+    #[test]
+    fn a_swapped_code_name_is_another_symbol_not_a_changed_value() {
+        // Two gotchas about two functions of pytest's `_argcomplete.py`, alike but for the
+        // name: neither replaces the other.
+        for (new, old) in [
+            (
+                "Check the callers of try_argcomplete before changing it",
+                "Check the callers of FastFilesCompleter before changing it",
+            ),
+            (
+                "`filescompleter` has callers outside src/_pytest/_argcomplete.py: check them first",
+                "`try_argcomplete` has callers outside src/_pytest/_argcomplete.py: check them first",
+            ),
+            (
+                "`Frame` has callers outside src/_pytest/_code/code.py: check them first",
+                "`fullsource` has callers outside src/_pytest/_code/code.py: check them first",
+            ),
+        ] {
+            let j = judge(s(new), s(old), Some(0.9));
+            assert_eq!(kind(&j), "distinct", "{new:?} / {old:?}: {j:?}");
+        }
+    }
+
+    #[test]
+    fn the_same_words_about_a_symbol_of_another_file_do_not_merge() {
+        let (capture, logging) = (
+            vec!["src/_pytest/capture.py".to_owned()],
+            vec!["src/_pytest/logging.py".to_owned()],
+        );
+        let text = "Check the callers of pytest_configure before changing it";
+        let at = |files| Stated {
+            content: text,
+            files,
+            target: None,
+        };
+        assert_eq!(kind(&judge(at(&capture), at(&logging), None)), "distinct");
+        assert_eq!(kind(&judge(at(&capture), at(&capture), None)), "duplicate");
+        let j = judge(
+            s("Check the callers of MonkeyPatch before changing it"),
+            s("Check the callers of monkeypatch before changing it"),
+            None,
+        );
+        assert_eq!(kind(&j), "distinct", "a class and a function: {j:?}");
+        let on = |target| Stated {
+            content: "Check the callers of `fail` before changing it",
+            files: &capture,
+            target: Some(target),
+        };
+        let j = judge(
+            on("src/_pytest/outcomes.py#function:fail"),
+            on("src/_pytest/outcomes.py#class:Failed"),
+            None,
+        );
+        assert_eq!(kind(&j), "distinct", "two targets, two subjects: {j:?}");
+        let rule = "Use pnpm, not npm";
+        let said = |files| Stated {
+            content: rule,
+            files,
+            target: None,
+        };
+        assert_eq!(
+            kind(&judge(said(&capture), said(&logging), None)),
+            "duplicate",
+            "a rule that names no code is one rule wherever it was learned"
+        );
+        assert_ne!(
+            crate::text::memory_key(text, &capture, None),
+            crate::text::memory_key(text, &logging, None)
+        );
+        assert_eq!(
+            crate::text::memory_key(rule, &capture, None),
+            crate::text::memory_key(rule, &logging, None)
+        );
     }
 
     #[test]
@@ -339,10 +444,12 @@ mod tests {
             Stated {
                 content: "The parser panics on empty input",
                 files: &a,
+                target: None,
             },
             Stated {
                 content: "The parser does not panic on empty input",
                 files: &b,
+                target: None,
             },
             Some(0.9),
         );
@@ -402,10 +509,12 @@ mod tests {
             Stated {
                 content: "`pylint/config/utils.py` and `pylint/config/callback_actions.py` are worked on together (within 3 steps of each other, 1 times in one session, usually `pylint/config/utils.py` first); when changing one, open the other.",
                 files: &b,
+                target: None,
             },
             Stated {
                 content: "`pylint/config/callback_actions.py` and `pylint/config/argument.py` are worked on together (within 3 steps of each other, 2 times in one session, usually `pylint/config/callback_actions.py` first); when changing one, open the other.",
                 files: &a,
+                target: None,
             },
             Some(0.987),
         );

@@ -48,7 +48,7 @@ pub struct Cited<'a> {
     pub files: &'a [String],
     /// The node it targets, if any.
     pub target_node: Option<&'a str>,
-    /// The code names its text mentions.
+    /// The code names its text mentions ([`symbol_names`]).
     pub names: &'a [String],
 }
 
@@ -95,10 +95,7 @@ impl CodeChange {
             if let Some(change) = self.symbols.get(target) {
                 return Some(describe(*change, target));
             }
-            if target
-                .strip_prefix("file:")
-                .is_some_and(|f| self.deleted.contains(f))
-            {
+            if self.deleted.contains(node_file(target)) {
                 return Some(format!("file deleted: {}", node_file(target)));
             }
         }
@@ -106,6 +103,11 @@ impl CodeChange {
             if self.deleted.contains(file) {
                 return Some(format!("file deleted: {file}"));
             }
+        }
+        // A memory attached to a node is about that node: the other names in its text
+        // (its class, a call it makes) are not its subject.
+        if cited.target_node.is_some() {
+            return None;
         }
         for file in cited.files {
             let Some(definitions) = self.definitions.get(file) else {
@@ -118,7 +120,7 @@ impl CodeChange {
                 if cited
                     .names
                     .iter()
-                    .any(|n| names_symbol(n, &symbol.qualified))
+                    .any(|n| names_symbol(n, &symbol.qualified, definitions, cited.names))
                 {
                     return Some(describe(*change, &symbol.id));
                 }
@@ -128,11 +130,71 @@ impl CodeChange {
     }
 }
 
-/// Whether code name `name` (as a memory writes it) names the definition `qualified`:
-/// the whole qualified name, or its last part (`get_records` names
-/// `LogCaptureFixture.get_records`).
-pub fn names_symbol(name: &str, qualified: &str) -> bool {
-    name == qualified || qualified.rsplit('.').next() == Some(name)
+/// Whether code name `name`, among the `names` a memory writes, names the definition
+/// `qualified` of a file that has `definitions`: the whole qualified name, or its last
+/// part when that names one definition of the file or the memory also names the rest
+/// (`get_records` names `LogCaptureFixture.get_records`; `suspend`, in a file whose three
+/// classes each have one, names none of them unless the memory names the class too).
+pub fn names_symbol(name: &str, qualified: &str, definitions: &[Symbol], names: &[String]) -> bool {
+    if name == qualified {
+        return true;
+    }
+    let Some((owner, last)) = qualified.rsplit_once('.') else {
+        return false;
+    };
+    if last != name {
+        return false;
+    }
+    let namesakes = definitions
+        .iter()
+        .filter(|d| d.qualified.rsplit('.').next() == Some(name))
+        .count();
+    namesakes == 1
+        || names
+            .iter()
+            .any(|n| n == owner || owner.ends_with(&format!(".{n}")))
+}
+
+/// The code names a memory's text mentions, as written: its code spans that are names
+/// (a trailing `()` dropped) and bare words shaped like code (`snake_case`, `camelCase`,
+/// `Type.method`, `call()`). Leading underscores stay: `_suspend` is not `suspend`.
+pub fn symbol_names(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut push = |word: &str| {
+        let word = word.trim_end_matches("()");
+        let shaped = !word.is_empty()
+            && word
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && word
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'));
+        if shaped && !names.iter().any(|n| n == word) {
+            names.push(word.to_owned());
+        }
+    };
+    let mut in_code = false;
+    for part in text.split('`') {
+        if in_code {
+            push(part.trim());
+        } else {
+            for raw in part.split_whitespace() {
+                let word = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+                let call = raw.contains("()");
+                let camel = word
+                    .chars()
+                    .zip(word.chars().skip(1))
+                    .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+                let inner = word.get(1..word.len().saturating_sub(1)).unwrap_or("");
+                if call || camel || inner.contains('_') || inner.contains('.') {
+                    push(word);
+                }
+            }
+        }
+        in_code = !in_code;
+    }
+    names
 }
 
 fn describe(change: SymbolChange, id: &str) -> String {
@@ -213,6 +275,26 @@ mod tests {
     }
 
     #[test]
+    fn a_memory_with_a_target_is_about_that_node_alone() {
+        let change = change();
+        let files = vec!["src/_pytest/logging.py".to_owned()];
+        let names = vec![
+            "LogCaptureFixture.clear".to_owned(),
+            "get_records".to_owned(),
+        ];
+        let on_clear = Cited {
+            files: &files,
+            target_node: Some("src/_pytest/logging.py#method:LogCaptureFixture.clear"),
+            names: &names,
+        };
+        assert_eq!(
+            change.judge(on_clear),
+            Verdict::default(),
+            "clear did not change"
+        );
+    }
+
+    #[test]
     fn a_change_elsewhere_in_the_file_leaves_the_memory_alone() {
         let change = change();
         let files = vec!["src/_pytest/logging.py".to_owned()];
@@ -260,10 +342,60 @@ mod tests {
     }
 
     #[test]
-    fn a_name_is_the_whole_qualified_name_or_its_last_part() {
-        assert!(names_symbol("get_records", "LogCaptureFixture.get_records"));
-        assert!(names_symbol("Fixture.get", "Fixture.get"));
-        assert!(!names_symbol("Fixture", "Fixture.get"));
-        assert!(!names_symbol("records", "get_records"));
+    fn a_name_is_the_whole_qualified_name_or_an_unambiguous_last_part() {
+        let symbol = |q: &str| Symbol {
+            id: format!("src/_pytest/capture.py#method:{q}"),
+            qualified: q.into(),
+        };
+        let file = [
+            symbol("CaptureManager.suspend"),
+            symbol("FDCaptureBinary.suspend"),
+            symbol("CaptureFixture._suspend"),
+            symbol("LogCaptureFixture.get_records"),
+        ];
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let says = |n: &str, q: &str, all: &[&str]| names_symbol(n, q, &file, &names(all));
+        assert!(says(
+            "get_records",
+            "LogCaptureFixture.get_records",
+            &["get_records"]
+        ));
+        assert!(says(
+            "CaptureManager.suspend",
+            "CaptureManager.suspend",
+            &[]
+        ));
+        assert!(!says(
+            "CaptureManager",
+            "CaptureManager.suspend",
+            &["CaptureManager"]
+        ));
+        assert!(!says(
+            "records",
+            "LogCaptureFixture.get_records",
+            &["records"]
+        ));
+        assert!(
+            !says("suspend", "FDCaptureBinary.suspend", &["suspend"]),
+            "two classes have a suspend"
+        );
+        assert!(says(
+            "suspend",
+            "FDCaptureBinary.suspend",
+            &["FDCaptureBinary", "suspend"]
+        ));
+        assert!(!says("suspend", "CaptureFixture._suspend", &["suspend"]));
+    }
+
+    #[test]
+    fn symbol_names_keep_case_and_underscores() {
+        assert_eq!(
+            symbol_names("`_suspend()` calls `FDCapture.done` and get_records, not Frame"),
+            ["_suspend", "FDCapture.done", "get_records"]
+        );
+        assert_eq!(
+            symbol_names("`--collect-only` and `src/a.py`, see main()"),
+            ["main"]
+        );
     }
 }

@@ -6,20 +6,28 @@ use std::collections::BTreeSet;
 
 use sha2::{Digest, Sha256};
 
-/// Lower case, with every run of characters that are not letters or digits turned into
-/// one space: two texts that differ only in case, punctuation, markdown emphasis or
-/// wrapping have the same normalized form.
+/// Lower case, with every run of characters that are not letters, digits or `_` turned
+/// into one space: two texts that differ only in case, punctuation, markdown emphasis or
+/// wrapping have the same normalized form. Code is compared as written: `_` stays
+/// (`_suspend` and `suspend` are two symbols), and so does case inside backticks
+/// (`` `Function` `` and `` `function` `` are two names).
 pub fn normalized(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
+    let mut in_code = false;
     for c in text.chars() {
-        if c.is_alphanumeric() {
+        if c.is_alphanumeric() || c == '_' {
             if pending_space && !out.is_empty() {
                 out.push(' ');
             }
             pending_space = false;
-            out.extend(c.to_lowercase());
+            if in_code {
+                out.push(c);
+            } else {
+                out.extend(c.to_lowercase());
+            }
         } else {
+            in_code ^= c == '`';
             pending_space = true;
         }
     }
@@ -33,6 +41,30 @@ pub fn normalized(text: &str) -> String {
 pub fn content_key(text: &str) -> String {
     let digest = Sha256::digest(normalized(text).as_bytes());
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether a text about `files` is bound to them: it names code (a symbol is a symbol of
+/// some file: "check the callers of `pytest_configure`" about `capture.py` is not the
+/// same memory about `logging.py`). A rule that names none ("use pnpm, not npm") is the
+/// same rule wherever it was learned.
+pub fn bound_to_files(text: &str, files: &[String]) -> bool {
+    !files.is_empty() && !code_names(text).is_empty()
+}
+
+/// The key of a memory: [`content_key`] of its text, with its sorted files when the text
+/// is [`bound_to_files`] and the code-graph node it targets, if any.
+pub fn memory_key(text: &str, files: &[String], target: Option<&str>) -> String {
+    let mut keyed = text.to_owned();
+    if bound_to_files(text, files) {
+        let mut files: Vec<&str> = files.iter().map(String::as_str).collect();
+        files.sort_unstable();
+        files.dedup();
+        keyed.push_str(&format!("\n{}", files.join("\n")));
+    }
+    if let Some(target) = target {
+        keyed.push_str(&format!("\n{target}"));
+    }
+    content_key(&keyed)
 }
 
 /// Words that carry no claim of their own; left out when texts are compared word by word.
@@ -90,6 +122,12 @@ pub struct Claim {
     /// What the text says was replaced, from "moved/switched/migrated from A to B",
     /// "replaced A with B", "no longer A": the normalized A.
     pub replaced: Vec<String>,
+    /// The values that are code names (`snake_case`, `camelCase`, `Type.method`,
+    /// `a::b`, `call()`), lower case: the symbols the text is about.
+    pub names: BTreeSet<String>,
+    /// The value the text opens with, if it opens with one ("`Frame` has callers …"):
+    /// what the text is about, not a setting in it.
+    pub opening: Option<String>,
 }
 
 impl Claim {
@@ -102,8 +140,10 @@ impl Claim {
             values,
             labels,
             replaced: replaced_subjects(&tokens),
+            names: code_names(text),
             ..Claim::default()
         };
+        claim.opening = opening_value(text, &claim.values);
         let clause_ends = clause_ends(text, &tokens);
         let mut i = 0;
         while i < tokens.len() {
@@ -346,8 +386,9 @@ fn values_only(text: &str) -> BTreeSet<String> {
             break;
         };
         let span = after[..close].trim();
+        // Code is compared as written, as `normalized` keeps it.
         if !span.is_empty() {
-            out.insert(span.to_lowercase());
+            out.insert(span.to_owned());
         }
         rest = &after[close + 1..];
     }
@@ -382,6 +423,63 @@ fn looks_like_value(word: &str) -> bool {
     has_digit || code_punct || camel
 }
 
+/// The value `text` opens with (its first word, or its first code span), if that is one
+/// of `values`.
+fn opening_value(text: &str, values: &BTreeSet<String>) -> Option<String> {
+    let text = text.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '>'));
+    // A code span as written, a bare word in lower case: as `values` holds them.
+    let first = match text.strip_prefix('`') {
+        Some(rest) => rest.split('`').next().unwrap_or_default().trim().to_owned(),
+        None => text
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches([',', ';', ':', '.', ')'])
+            .to_lowercase(),
+    };
+    values.contains(&first).then_some(first)
+}
+
+/// The code names in `text`, lower case: words shaped like a symbol of a program — with
+/// an inner `_`, `::` or a `.` between names, camelCase, or a call's `()` — and not a
+/// number, version, path or flag.
+pub fn code_names(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for raw in text.split(|c: char| c.is_whitespace() || c == '`' || c == ',' || c == ';') {
+        let word = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+        let call = raw.contains("()");
+        let word = word.split("()").next().unwrap_or(word);
+        let symbol_chars = word
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'));
+        let starts_with_letter = word
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
+        if word.is_empty() || !symbol_chars || !starts_with_letter || word.contains('/') {
+            continue;
+        }
+        let inner = word.get(1..word.len().saturating_sub(1)).unwrap_or("");
+        let dotted = word
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>();
+        // `utils.py` is a file, not a symbol.
+        let file = dotted.len() == 2
+            && (1..=4).contains(&dotted[1].len())
+            && dotted[1].chars().all(|c| c.is_ascii_lowercase());
+        let camel = word
+            .chars()
+            .zip(word.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+        let named = inner.contains('_') || inner.contains("::") || (dotted.len() > 1 && !file);
+        if call || camel || named {
+            out.insert(word.to_lowercase());
+        }
+    }
+    out
+}
+
 /// Share of the union that two sets have in common (1 for two empty sets).
 pub fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f64 {
     let union = a.union(b).count();
@@ -396,6 +494,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn code_names_are_symbols_not_numbers_versions_paths_or_files() {
+        assert_eq!(
+            code_names("Check the callers of FastFilesCompleter and try_argcomplete() first"),
+            BTreeSet::from([
+                "fastfilescompleter".to_owned(),
+                "try_argcomplete".to_owned()
+            ])
+        );
+        assert_eq!(
+            code_names("`LogCaptureFixture.get_records` moved; see std::fs and main()"),
+            BTreeSet::from([
+                "logcapturefixture.get_records".to_owned(),
+                "std::fs".to_owned(),
+                "main".to_owned()
+            ])
+        );
+        assert!(code_names(
+            "Use pnpm 9.1.2, `--frozen-lockfile`, src/db.rs and utils.py; timeout 30s"
+        )
+        .is_empty());
+    }
+
+    #[test]
     fn normalizing_ignores_case_punctuation_and_wrapping() {
         assert_eq!(normalized("Use **pnpm**,\n  not npm."), "use pnpm not npm");
         assert_eq!(
@@ -407,6 +528,19 @@ mod tests {
             content_key("use npm not pnpm")
         );
         assert_eq!(content_key("x").len(), 32);
+        assert_ne!(
+            content_key("`_suspend` has callers"),
+            content_key("`suspend` has callers")
+        );
+        assert_ne!(
+            content_key("`Function` has callers"),
+            content_key("`function` has callers")
+        );
+        assert_eq!(
+            content_key("USE `pnpm`"),
+            content_key("use `pnpm`"),
+            "case outside code is not compared"
+        );
     }
 
     #[test]

@@ -859,12 +859,17 @@ fn insert_params(id: &str, project_id: &str, now: &str, m: &NewMemory) -> Vec<Va
     ]
 }
 
-/// The key of a memory's normalized text, `None` for code chunks (their text is code,
-/// not a claim to merge). The visibility is part of it: a personal memory never merges
-/// into a shared one.
+/// The key of a memory's normalized text (with its files when the text names code, and its
+/// target node), `None`
+/// for code chunks (their text is code, not a claim to merge). The visibility is part of
+/// it: a personal memory never merges into a shared one.
 pub(crate) fn content_key(m: &NewMemory) -> Option<String> {
     m.chunk.is_none().then(|| {
-        engram_lifecycle::text::content_key(&format!("{} {}", m.visibility.as_str(), m.content))
+        engram_lifecycle::text::memory_key(
+            &format!("{} {}", m.visibility.as_str(), m.content),
+            &m.related_files,
+            m.target_node_id.as_deref(),
+        )
     })
 }
 

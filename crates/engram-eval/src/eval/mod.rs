@@ -6,6 +6,7 @@ mod cosqa;
 mod duplicates;
 mod observer;
 mod paired;
+mod staleness;
 mod swebench;
 mod vectors;
 
@@ -25,7 +26,8 @@ pub struct EvalArgs {
     /// Which dataset: cosqa (code search), swebench (file localization on pytest),
     /// observer (the observer replayed over the trajectories) or duplicates (every
     /// recording replayed five times as new sessions, in different orders, counting what
-    /// consolidation kept).
+    /// consolidation kept) or staleness (memories about pytest's code flagged when the
+    /// next release changes it).
     dataset: String,
     /// The eval data folder (default: $ENGRAM_EVAL_DIR, else ../shared/eval from here or
     /// from the repository).
@@ -177,8 +179,10 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
         "swebench" => swebench::run(args, &data, &systems, target, json).await,
         "observer" => observer::run(args, &data, target, json).await,
         "duplicates" => duplicates::run(args, &data, target, json).await,
+        "staleness" => staleness::run(args, target, json).await,
         other => Err(CliError::Usage(format!(
-            "unknown dataset {other:?}; available: cosqa, swebench, observer, duplicates"
+            "unknown dataset {other:?}; available: cosqa, swebench, observer, duplicates, \
+staleness"
         ))),
     }
 }
@@ -197,7 +201,7 @@ fn data_dir(args: &EvalArgs) -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_dir())
 }
 
-fn home_cache(sub: &str) -> Option<PathBuf> {
+pub(crate) fn home_cache(sub: &str) -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/engram").join(sub))
 }
 

@@ -343,7 +343,7 @@ fn rank_files<'a>(hits: &'a [engram::SearchHit], how: &str) -> Vec<&'a str> {
 }
 
 /// Every `.py` file under `root` (paths relative to it, `/`-separated), sorted.
-fn python_files(root: &Path) -> Result<Vec<SourceFile>, CliError> {
+pub(crate) fn python_files(root: &Path) -> Result<Vec<SourceFile>, CliError> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {

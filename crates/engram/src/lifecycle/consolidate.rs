@@ -216,6 +216,7 @@ fn place_one(
     let new = Stated {
         content: &memory.content,
         files: &memory.related_files,
+        target: memory.target_node_id.as_deref(),
     };
     for row in nearest {
         let old = memory_from_row(row)?;
@@ -228,6 +229,7 @@ fn place_one(
         let stated = Stated {
             content: &old.content,
             files: &old.related_files,
+            target: old.target_node_id.as_deref(),
         };
         match judge(new, stated, cosine) {
             Judgement::Duplicate {

@@ -3,9 +3,8 @@
 //! files moved with them.
 
 use engram_core::Memory;
-use engram_lifecycle::stale::{Cited, CodeChange};
+use engram_lifecycle::stale::{symbol_names, Cited, CodeChange};
 use engram_lifecycle::HistoryAction;
-use engram_retrieval::analysis::identifiers;
 use engram_store::{Database, Statement, Value};
 
 use super::consolidate::{history, HistoryRecord};
@@ -121,7 +120,7 @@ impl<D: Database> Engram<D> {
         let mut marks = Vec::new();
         for row in &rows.rows {
             let memory = memory_from_row(row)?;
-            let names = identifiers(&memory.content);
+            let names = symbol_names(&memory.content);
             let verdict = change.judge(Cited {
                 files: &memory.related_files,
                 target_node: memory.target_node_id.as_deref(),
