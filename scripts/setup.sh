@@ -45,8 +45,8 @@ downloads() {
   step "real source code for the code-intelligence tests (PyPI, npm, Debian, crates.io; pinned)"
   bash scripts/fetch-corpora.sh
 
-  step "the pytest release of the first SWE-bench dev instances (PyPI sdist) for the eval subset"
-  bash scripts/fetch-swebench.sh 4.4.1
+  step "pytest releases (PyPI sdists): the eval subset's, and the next one for the staleness test"
+  bash scripts/fetch-swebench.sh 4.4.1 4.5.0
 
   step "the Claude Code CLI (npm, pinned) for the end-to-end hook tests"
   bash scripts/fetch-claude-code.sh

@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::{nonce, temp_db, CountingTransport};
-use engram::{Database, Engram, EngramConfig, Host, IndexOptions, SourceFile};
+use engram::{
+    Database, Engram, EngramConfig, Host, IndexOptions, MemoryType, NewMemory, SourceFile,
+};
 use engram_conformance::code_graph::{assert_same_graph, code_graph_suite, repo, USERS};
 use engram_hrana::HranaClient;
 use engram_libsql::LocalDatabase;
@@ -98,6 +100,116 @@ fn read_tree(root: &Path) -> Vec<SourceFile> {
     let mut out = Vec::new();
     walk(root, root, &mut out);
     out
+}
+
+/// pytest 4.4.1 indexed, then 4.5.0 over it: a memory targeting a definition 4.5.0
+/// removed and one naming a definition whose text changed are flagged stale with the
+/// reason; one targeting an unchanged definition of a changed file is not.
+#[tokio::test]
+async fn a_real_release_flags_memories_of_removed_and_changed_symbols() {
+    let old = read_tree(&corpus("swebench/pytest-4.4.1/src"));
+    let new = read_tree(&corpus("swebench/pytest-4.5.0/src"));
+    let graph = |files: &[SourceFile]| {
+        engram_code::graph_of_files(files.iter().map(|f| (f.path.as_str(), f.content.as_str())))
+    };
+    let (before, after) = (graph(&old), graph(&new));
+    let hash_after: std::collections::HashMap<&str, &str> = after
+        .nodes
+        .iter()
+        .map(|n| (n.id.as_str(), n.hash.as_str()))
+        .collect();
+    let files_after: std::collections::HashSet<&str> =
+        after.nodes.iter().map(|n| n.path.as_str()).collect();
+    let definitions = || before.nodes.iter().filter(|n| n.kind != "file");
+    let removed = definitions()
+        .find(|n| !hash_after.contains_key(n.id.as_str()) && files_after.contains(n.path.as_str()))
+        .expect("4.5.0 removes a definition of a file it keeps");
+    let unique_in_file = |n: &engram_code::GraphNode| {
+        let short = n.label.rsplit('.').next().unwrap_or(&n.label);
+        definitions()
+            .filter(|d| d.path == n.path && d.label.rsplit('.').next() == Some(short))
+            .count()
+            == 1
+    };
+    let changed = definitions()
+        .find(|n| {
+            hash_after.get(n.id.as_str()).is_some_and(|h| *h != n.hash)
+                && n.kind == "function"
+                && unique_in_file(n)
+        })
+        .expect("4.5.0 changes a function");
+    let unchanged = definitions()
+        .find(|n| n.path == changed.path && hash_after.get(n.id.as_str()) == Some(&n.hash.as_str()))
+        .expect("the changed file keeps a definition as it was");
+
+    let path = temp_db("stale-pytest");
+    let db = LocalDatabase::open(path.to_str().unwrap()).await.unwrap();
+    let engram = open(&db, "pytest-stale").await;
+    let all = IndexOptions {
+        complete: true,
+        ..IndexOptions::default()
+    };
+    engram.index_files(&old, &all).await.unwrap();
+    let targeting = |node: &engram_code::GraphNode, text: String| NewMemory {
+        target_node_id: Some(node.id.clone()),
+        related_files: vec![node.path.clone()],
+        ..NewMemory::new(MemoryType::Gotcha, text)
+    };
+    let on_removed = engram
+        .remember(targeting(
+            removed,
+            format!("{} is called from a plugin hook", removed.label),
+        ))
+        .await
+        .unwrap()
+        .id;
+    let on_unchanged = engram
+        .remember(targeting(
+            unchanged,
+            format!("{} is called from a plugin hook", unchanged.label),
+        ))
+        .await
+        .unwrap()
+        .id;
+    let short = changed.label.rsplit('.').next().unwrap_or(&changed.label);
+    let naming = NewMemory {
+        related_files: vec![changed.path.clone()],
+        ..NewMemory::new(
+            MemoryType::Gotcha,
+            format!("`{short}()` must stay cheap: it runs for every collected item"),
+        )
+    };
+    let naming = engram.remember(naming).await.unwrap().id;
+
+    let report = engram.index_files(&new, &all).await.unwrap();
+    let reason = |id: &str| {
+        report
+            .flagged
+            .iter()
+            .find(|f| f.id == id)
+            .map(|f| f.reason.clone())
+    };
+    assert_eq!(
+        reason(&on_removed),
+        Some(format!("symbol removed: {}", removed.id))
+    );
+    assert_eq!(
+        reason(&naming),
+        Some(format!("symbol changed: {}", changed.id))
+    );
+    assert_eq!(reason(&on_unchanged), None, "{:?}", report.flagged);
+    let stale = engram.get(&naming).await.unwrap().unwrap();
+    assert!(stale.flags.needs_review);
+    assert_eq!(stale.stale_reason, reason(&naming));
+    assert!(
+        !engram
+            .get(&on_unchanged)
+            .await
+            .unwrap()
+            .unwrap()
+            .flags
+            .needs_review
+    );
 }
 
 /// pytest's sources on an embedded libSQL file: the impact of `wrap_session` is what a
