@@ -74,7 +74,7 @@ test("indexFiles and analyzeImpact on the in-wasm engine", async () => {
   assert.deepEqual(again.changedSymbols, ["pkg/base.py#function:helper"]);
   // Stale: the memory naming the changed symbol in its file; not the one about a caller.
   assert.deepEqual(again.flagged, [{ id: onHelper.id, reason: "symbol changed: pkg/base.py#function:helper" }]);
-  assert.equal((await memory.get(onHelper.id)).needsReview, true);
+  assert.equal((await memory.get(onHelper.id)).flags.needsReview, true);
   await assert.rejects(memory.indexFiles([{ path: "/abs.py", content: "" }]), (e) => e.code === "invalid_input" && e.violations[0].field === "files[0].path");
   await assert.rejects(memory.indexFiles([{ path: "a.py" }]), (e) => e.code === "invalid_input");
 });
