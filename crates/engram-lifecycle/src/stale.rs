@@ -57,6 +57,8 @@ pub struct Cited<'a> {
 pub struct Verdict {
     /// Its related files after renames, when one of them moved.
     pub renamed_files: Option<Vec<String>>,
+    /// Its target node after a rename, when the node's file moved.
+    pub renamed_target: Option<String>,
     /// Why it is stale, when it is.
     pub stale: Option<String>,
 }
@@ -86,8 +88,20 @@ impl CodeChange {
                 .collect();
             verdict.renamed_files = Some(files);
         }
+        verdict.renamed_target = cited.target_node.and_then(|t| self.moved_node(t));
         verdict.stale = self.stale_reason(cited);
         verdict
+    }
+
+    /// Node `id` under its file's new path, when that file was renamed.
+    fn moved_node(&self, id: &str) -> Option<String> {
+        match id.strip_prefix("file:") {
+            Some(path) => self.renamed.get(path).map(|to| format!("file:{to}")),
+            None => {
+                let (path, rest) = id.split_once('#')?;
+                self.renamed.get(path).map(|to| format!("{to}#{rest}"))
+            }
+        }
     }
 
     fn stale_reason(&self, cited: Cited<'_>) -> Option<String> {
@@ -320,6 +334,16 @@ mod tests {
             verdict.renamed_files,
             Some(vec!["src/routes.ts".into(), "src/users/index.ts".into()])
         );
+        let moved = change.judge(Cited {
+            files: &[],
+            target_node: Some("src/users.ts#function:getUser"),
+            names: &[],
+        });
+        assert_eq!(
+            moved.renamed_target.as_deref(),
+            Some("src/users/index.ts#function:getUser")
+        );
+        assert_eq!(moved.stale, None);
         let target = Cited {
             files: &[],
             target_node: Some("src/_pytest/logging.py#function:catching_logs"),

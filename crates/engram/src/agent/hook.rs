@@ -245,7 +245,7 @@ impl<D: Database> Engram<D> {
             ));
         }
         statements.extend(self.shown_statements(session, &ids));
-        self.transaction_with_uses(&statements).await?;
+        self.transaction_with_behind(&statements).await?;
         Ok(HookAnswer {
             context: (!text.is_empty()).then_some(text),
             memory_ids: ids,
@@ -306,7 +306,7 @@ impl<D: Database> Engram<D> {
         ids: Vec<String>,
     ) -> Result<HookAnswer, EngramError> {
         // Also when nothing is shown: a memory left out for a missing file is marked stale.
-        self.transaction_with_uses(&self.shown_statements(session, &ids))
+        self.transaction_with_behind(&self.shown_statements(session, &ids))
             .await?;
         Ok(HookAnswer {
             context: (!text.trim().is_empty()).then_some(text),

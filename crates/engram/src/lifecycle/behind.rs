@@ -176,7 +176,7 @@ impl<D: Database> Engram<D> {
 
     /// `statements` with what waits appended, in one transaction (none when both are
     /// empty); what waits waits on when the transaction fails.
-    pub(crate) async fn transaction_with_uses(
+    pub(crate) async fn transaction_with_behind(
         &self,
         statements: &[Statement],
     ) -> Result<Vec<engram_store::Rows>, EngramError> {

@@ -154,7 +154,7 @@ impl<D: Database> Engram<D> {
             let at = retired_at.get(&decision.id).cloned().unwrap_or_default();
             statements.extend(self.delete_statements(decision, &at, &now));
         }
-        self.transaction_with_uses(&statements).await?;
+        self.transaction_with_behind(&statements).await?;
         Ok(report)
     }
 

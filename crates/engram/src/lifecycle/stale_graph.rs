@@ -75,23 +75,6 @@ fn rename_statements(
     ]
 }
 
-/// `target` moved with its file when that file was renamed.
-fn renamed_target(change: &CodeChange, target: Option<&str>) -> Option<String> {
-    let target = target?;
-    let (path, rest) = match target.strip_prefix("file:") {
-        Some(path) => (path, None),
-        None => match target.split_once('#') {
-            Some((path, rest)) => (path, Some(rest)),
-            None => return None,
-        },
-    };
-    let to = change.renamed.get(path)?;
-    Some(match rest {
-        Some(rest) => format!("{to}#{rest}"),
-        None => format!("file:{to}"),
-    })
-}
-
 impl<D: Database> Engram<D> {
     /// What `change` does to the live memories that cite its files or symbols: the
     /// statements flagging the stale ones and moving the renamed ones, for the index
@@ -126,13 +109,15 @@ impl<D: Database> Engram<D> {
                 target_node: memory.target_node_id.as_deref(),
                 names: &names,
             });
-            let target = renamed_target(change, memory.target_node_id.as_deref());
-            if verdict.renamed_files.is_some() || target.is_some() {
+            if verdict.renamed_files.is_some() || verdict.renamed_target.is_some() {
                 let files = verdict
                     .renamed_files
                     .clone()
                     .unwrap_or_else(|| memory.related_files.clone());
-                let target = target.as_deref().or(memory.target_node_id.as_deref());
+                let target = verdict
+                    .renamed_target
+                    .as_deref()
+                    .or(memory.target_node_id.as_deref());
                 statements.extend(rename_statements(project, &memory, &files, target, now));
             }
             if let Some(reason) = verdict.stale {
