@@ -169,6 +169,19 @@ def _check_placement(stored, expect, ids):
         assert "superseded" not in stored, f"an unexpected supersession: {stored}"
 
 
+def _answer(calls, step, kind):
+    """Runs the step's call out of `calls`: `(True, answer)`, or `(False, None)` once the
+    error the step expects was checked."""
+    assert step["call"] in calls, f"unknown {kind} call {step['call']}"
+    answer, error = _attempt(calls[step["call"]])
+    if "expectError" in step:
+        assert error is not None, f"expected an error, got {answer}"
+        _expect_error(error, step["expectError"])
+        return False, None
+    assert error is None, f"unexpected error {error}"
+    return True, answer
+
+
 def _run_lifecycle_step(engram, step, ids):
     """`getAny` and `history` of a memory, `prune` with a request, `flushUses`."""
     memory_id = step.get("literalId") or ids.get(step.get("id"))
@@ -178,13 +191,9 @@ def _run_lifecycle_step(engram, step, ids):
         "prune": lambda: engram.prune(step.get("input", {})),
         "flushUses": lambda: engram.flush_uses(),
     }
-    assert step["call"] in calls, f"unknown lifecycle call {step['call']}"
-    answer, error = _attempt(calls[step["call"]])
-    if "expectError" in step:
-        assert error is not None, f"expected an error, got {answer}"
-        _expect_error(error, step["expectError"])
+    answered, answer = _answer(calls, step, "lifecycle")
+    if not answered:
         return
-    assert error is None, f"unexpected error {error}"
     expect = step.get("expect", {})
     if expect.get("null"):
         assert answer is None, f"expected null, got {answer}"
@@ -213,13 +222,9 @@ def _run_agent_step(engram, step, ids):
         "stepLimit": lambda: engram.step_limit(data),
         "plannerContext": lambda: engram.planner_context(data),
     }
-    assert step["call"] in calls, f"unknown agent call {step['call']}"
-    answer, error = _attempt(calls[step["call"]])
-    if "expectError" in step:
-        assert error is not None, f"expected an error, got {answer}"
-        _expect_error(error, step["expectError"])
+    answered, answer = _answer(calls, step, "agent")
+    if not answered:
         return
-    assert error is None, f"unexpected error {error}"
     if "as" in step:
         ids[step["as"]] = answer["data"]["id"] if "data" in answer else answer["memoryId"]
     expect = step.get("expect", {})

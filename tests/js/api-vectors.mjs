@@ -194,6 +194,20 @@ function checkPlacement(stored, expect, named) {
   else check(stored.superseded === undefined, () => `an unexpected supersession: ${text()}`);
 }
 
+// Runs the step's call out of `calls`: `{ answered: true, answer }`, or `{ answered: false }`
+// once the error the step expects was checked.
+async function answerOf(calls, step, kind) {
+  check(calls[step.call], () => `unknown ${kind} call ${step.call}`);
+  const result = await attempt(calls[step.call]);
+  if (step.expectError) {
+    check(result.error, () => `expected an error, got ${JSON.stringify(result.value)}`);
+    expectError(result.error, step.expectError);
+    return { answered: false };
+  }
+  check(!result.error, () => `unexpected error: ${result.error?.message}`);
+  return { answered: true, answer: result.value };
+}
+
 // The lifecycle calls: `getAny` and `history` of a memory, `prune` with a request,
 // `flushUses`; `fields` compared as JSON, `named` fields hold a named memory's id,
 // `actions` the history's actions in order.
@@ -205,15 +219,8 @@ async function runLifecycleStep(engram, step, named) {
     prune: () => engram.prune(step.input),
     flushUses: () => engram.flushUses(),
   };
-  check(calls[step.call], () => `unknown lifecycle call ${step.call}`);
-  const result = await attempt(calls[step.call]);
-  if (step.expectError) {
-    check(result.error, () => `expected an error, got ${JSON.stringify(result.value)}`);
-    expectError(result.error, step.expectError);
-    return;
-  }
-  check(!result.error, () => `unexpected error: ${result.error?.message}`);
-  const answer = result.value;
+  const { answered, answer } = await answerOf(calls, step, "lifecycle");
+  if (!answered) return;
   const expect = step.expect ?? {};
   if (expect.null) return check(answer === null, () => `expected null, got ${JSON.stringify(answer)}`);
   for (const [key, want] of Object.entries(expect.fields ?? {})) {
@@ -241,15 +248,8 @@ async function runAgentStep(engram, step, ids) {
     stepLimit: () => engram.stepLimit(input),
     plannerContext: () => engram.plannerContext(input),
   };
-  check(calls[step.call], () => `unknown agent call ${step.call}`);
-  const result = await attempt(calls[step.call]);
-  if (step.expectError) {
-    check(result.error, () => `expected an error, got ${JSON.stringify(result.value)}`);
-    expectError(result.error, step.expectError);
-    return;
-  }
-  check(!result.error, () => `unexpected error: ${result.error?.message}`);
-  const answer = result.value;
+  const { answered, answer } = await answerOf(calls, step, "agent");
+  if (!answered) return;
   if (step.as) ids.set(step.as, answer.data?.id ?? answer.memoryId);
   const expect = step.expect ?? {};
   if (expect.null) return check(answer === null, () => `expected null, got ${JSON.stringify(answer)}`);

@@ -255,6 +255,19 @@ fn check_placement(
     }
 }
 
+/// A call's answer, or `None` once the error the step expects was checked.
+fn answer_or_expected(
+    result: Result<Json, EngramError>,
+    step: &Json,
+) -> Result<Option<Json>, String> {
+    match (result, step.get("expectError")) {
+        (Ok(answer), None) => Ok(Some(answer)),
+        (Ok(answer), Some(_)) => Err(format!("expected an error, got {answer}")),
+        (Err(e), Some(want)) => expect_error(&e, want).map(|()| None),
+        (Err(e), None) => Err(format!("unexpected error: {e}")),
+    }
+}
+
 /// The lifecycle calls: `getAny` and `history` of a memory (`id` or `literalId`), `prune`
 /// with a request, `flushUses`. `fields` are compared as JSON, `named` fields hold the id
 /// of a named memory, `actions` is the history's actions in order.
@@ -282,11 +295,8 @@ async fn lifecycle_step<D: Database>(
             .map(|f| serde_json::to_value(f).unwrap_or_default()),
         other => return Err(format!("unknown lifecycle call {other:?}")),
     };
-    let answer = match (result, step.get("expectError")) {
-        (Ok(answer), None) => answer,
-        (Ok(answer), Some(_)) => return Err(format!("expected an error, got {answer}")),
-        (Err(e), Some(want)) => return expect_error(&e, want),
-        (Err(e), None) => return Err(format!("unexpected error: {e}")),
+    let Some(answer) = answer_or_expected(result, step)? else {
+        return Ok(());
     };
     let expect = &step["expect"];
     if expect["null"] == Json::Bool(true) {
@@ -511,11 +521,8 @@ async fn agent_step<D: Database>(
             .map(|o| serde_json::to_value(o).unwrap_or_default()),
         other => return Err(format!("unknown agent call {other:?}")),
     };
-    let answer = match (result, step.get("expectError")) {
-        (Ok(answer), None) => answer,
-        (Ok(answer), Some(_)) => return Err(format!("expected an error, got {answer}")),
-        (Err(e), Some(want)) => return expect_error(&e, want),
-        (Err(e), None) => return Err(format!("unexpected error: {e}")),
+    let Some(answer) = answer_or_expected(result, step)? else {
+        return Ok(());
     };
     if let Some(name) = step["as"].as_str() {
         let id = answer["data"]["id"]
