@@ -319,6 +319,40 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "memory lifecycle",
         statements: MEMORY_LIFECYCLE,
     },
+    Migration {
+        version: 16,
+        name: "imported instruction files",
+        statements: INSTRUCTION_IMPORTS,
+    },
+];
+
+/// Version 16: memories imported from the instruction files people keep (CLAUDE.md,
+/// AGENTS.md, Cursor rules…). `memory_origins` says which file and line each rule came
+/// from; a memory said by two files has two origins, and is retired only when no file
+/// says it any more. `imported_files` keeps each file's hash, so importing an unchanged
+/// file reads one row and writes nothing.
+const INSTRUCTION_IMPORTS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS memory_origins (
+  project_id TEXT NOT NULL,
+  file       TEXT NOT NULL,
+  rule_key   TEXT NOT NULL,
+  memory_id  TEXT NOT NULL,
+  line       INTEGER NOT NULL,
+  end_line   INTEGER NOT NULL,
+  section    TEXT NOT NULL DEFAULT '',
+  rule_text  TEXT NOT NULL,
+  PRIMARY KEY (project_id, file, rule_key)
+)",
+    "CREATE INDEX IF NOT EXISTS idx_memory_origins_memory ON memory_origins(memory_id)",
+    "CREATE TABLE IF NOT EXISTS imported_files (
+  project_id  TEXT NOT NULL,
+  file        TEXT NOT NULL,
+  format      TEXT NOT NULL,
+  sha256      TEXT NOT NULL,
+  rules       INTEGER NOT NULL,
+  imported_at TEXT NOT NULL,
+  PRIMARY KEY (project_id, file)
+)",
 ];
 
 /// Version 15: the memory lifecycle. Each memory counts how often it was said

@@ -59,6 +59,11 @@ pub enum Change {
         /// What it says was replaced.
         replaced: String,
     },
+    /// The file the rule was imported from now says it in other words.
+    Revised {
+        /// The file, from the project root.
+        source: String,
+    },
 }
 
 impl Change {
@@ -76,6 +81,7 @@ impl Change {
                 )
             }
             Change::Replacement { replaced } => format!("it says {replaced} was replaced"),
+            Change::Revised { source } => format!("{source} now says it in other words"),
         }
     }
 }

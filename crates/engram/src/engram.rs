@@ -390,6 +390,17 @@ impl<D: Database> Engram<D> {
         &self,
         memories: Vec<NewMemory>,
     ) -> Result<(Vec<Statement>, Vec<Remembered>, Vec<NewMemory>), EngramError> {
+        let forced = vec![None; memories.len()];
+        self.prepare_placed(memories, forced).await
+    }
+
+    /// [`Engram::prepare_memories`], with the placement of some memories decided by the
+    /// caller (`Some`) instead of judged against the live ones.
+    pub(crate) async fn prepare_placed(
+        &self,
+        memories: Vec<NewMemory>,
+        forced: Vec<Option<Placement>>,
+    ) -> Result<(Vec<Statement>, Vec<Remembered>, Vec<NewMemory>), EngramError> {
         let mut prepared = Vec::with_capacity(memories.len());
         for mut memory in memories {
             // Checked as given (so no oversized text is scanned) and again as stored:
@@ -417,7 +428,12 @@ impl<D: Database> Engram<D> {
         vectors.resize(prepared.len(), None);
         let ids: Vec<String> = prepared.iter().map(|_| self.new_id()).collect();
         let news: Vec<NewMemory> = prepared.iter().map(|(m, _, _)| m.clone()).collect();
-        let placements = self.place(&news, &vectors, &ids).await?;
+        let judged = self.place(&news, &vectors, &ids).await?;
+        let placements: Vec<Placement> = judged
+            .into_iter()
+            .zip(forced)
+            .map(|(judged, forced)| forced.unwrap_or(judged))
+            .collect();
         let mut statements = Vec::new();
         let mut remembered = Vec::with_capacity(prepared.len());
         let mut stored = Vec::with_capacity(prepared.len());
@@ -582,7 +598,7 @@ impl<D: Database> Engram<D> {
 
     /// Redacts secrets from every text field of `memory`; returns the kinds found and
     /// whether the scanner could not run.
-    fn redact(&self, memory: &mut NewMemory) -> (Vec<String>, bool) {
+    pub(crate) fn redact(&self, memory: &mut NewMemory) -> (Vec<String>, bool) {
         let Some(scanner) = self.scanner else {
             return (Vec::new(), true);
         };

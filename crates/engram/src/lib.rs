@@ -30,6 +30,7 @@ mod embed;
 mod embedding;
 mod engram;
 mod error;
+mod instructions;
 mod integrity;
 mod lifecycle;
 mod observe;
@@ -60,6 +61,10 @@ pub use crate::durable::{
 };
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::{EngramError, ErrorCode};
+pub use crate::instructions::{
+    FileImport, ImportReport, ImportRequest, ImportedRule, InstructionFile, RetiredRule,
+    RuleOutcome, MAX_IMPORT_FILES,
+};
 pub use crate::integrity::{IntegrityReport, KeywordRebuild};
 pub use crate::lifecycle::{PruneReport, PruneRequest, UsesFlushed, MAX_PENDING_USES};
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};

@@ -19,6 +19,7 @@ mod fault_proxy;
 mod faults;
 mod hook_recovery;
 mod http;
+mod instructions;
 mod integrity;
 mod keyword_scope;
 mod lifecycle;

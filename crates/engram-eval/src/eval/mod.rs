@@ -4,6 +4,7 @@
 
 mod cosqa;
 mod duplicates;
+mod instructions;
 mod observer;
 mod paired;
 mod staleness;
@@ -26,8 +27,9 @@ pub struct EvalArgs {
     /// Which dataset: cosqa (code search), swebench (file localization on pytest),
     /// observer (the observer replayed over the trajectories) or duplicates (every
     /// recording replayed five times as new sessions, in different orders, counting what
-    /// consolidation kept) or staleness (memories about pytest's code flagged when the
-    /// next release changes it).
+    /// consolidation kept), staleness (memories about pytest's code flagged when the
+    /// next release changes it) or instructions (the real instruction files imported, then
+    /// re-imported, then their history versions imported in order).
     dataset: String,
     /// The eval data folder (default: $ENGRAM_EVAL_DIR, else ../shared/eval from here or
     /// from the repository).
@@ -180,9 +182,10 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
         "observer" => observer::run(args, &data, target, json).await,
         "duplicates" => duplicates::run(args, &data, target, json).await,
         "staleness" => staleness::run(args, target, json).await,
+        "instructions" => instructions::run(args, &data, target, json).await,
         other => Err(CliError::Usage(format!(
             "unknown dataset {other:?}; available: cosqa, swebench, observer, duplicates, \
-staleness"
+staleness, instructions"
         ))),
     }
 }

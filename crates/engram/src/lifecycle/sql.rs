@@ -100,11 +100,12 @@ pub const RETIRED_MEMORIES: &str = "SELECT id, deprecated_at, user_verified, pin
 superseded_by FROM memories WHERE project_id = ?1 AND deprecated = 1";
 
 /// The tables keyed by `memory_id` that a deleted memory leaves (its history stays).
-pub const MEMORY_SIDE_TABLES: [&str; 4] = [
+pub const MEMORY_SIDE_TABLES: [&str; 5] = [
     "memory_embeddings",
     "memory_files",
     "memory_modules",
     "memory_keyword_rows",
+    "memory_origins",
 ];
 
 /// Deletes a retired memory (`?1` id, `?2` project, `?3` when it was retired).
