@@ -12,7 +12,7 @@ use crate::CliError;
 
 /// Folders never indexed, whatever the ignore files say: dependencies, build output,
 /// virtual environments, caches.
-const SKIPPED_DIRS: &[&str] = &[
+pub(crate) const SKIPPED_DIRS: &[&str] = &[
     "node_modules",
     "vendor",
     "third_party",

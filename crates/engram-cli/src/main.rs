@@ -15,6 +15,7 @@ extern crate engram_cli;
 
 mod agent;
 mod code;
+mod import;
 mod mcp;
 
 use engram_cli::{backup, install, observe, open, output};
@@ -123,6 +124,12 @@ enum Command {
         #[arg(long, default_value_t = 30.0)]
         grace_days: f64,
     },
+    /// Import the instruction files people keep for agents (CLAUDE.md, AGENTS.md,
+    /// GEMINI.md, .cursorrules, .cursor/rules/*.mdc, .windsurf rules,
+    /// .github/copilot-instructions.md; nested ones and `@path` imports too) as memories.
+    /// Importing a file again updates what changed, retires removed rules and writes
+    /// nothing for an unchanged file.
+    Import(import::ImportArgs),
     /// Index a repository's code into the graph (incremental: only changed files are
     /// parsed). Honours .gitignore; skips vendored and build folders.
     Index(code::IndexArgs),
@@ -453,6 +460,7 @@ async fn execute<D: Database>(
             output::status(status.as_ref(), &hooks, json);
         }
         Command::Index(args) => code::index(&engram, &args, json).await?,
+        Command::Import(args) => import::run(&engram, &args, json).await?,
         Command::Observe(observe::ObserveCommand::Replay(args)) => {
             observe::replay(&engram, &args, json).await?
         }

@@ -61,7 +61,7 @@ impl std::fmt::Display for ImportError {
                 "is {bytes} bytes; instruction files are read up to {MAX_FILE_BYTES}"
             ),
             ImportError::Binary { offset } => {
-                write!(f, "is not text (byte {offset} is not UTF-8 text)")
+                write!(f, "is not text (binary data at byte {offset})")
             }
             ImportError::Malformed { line, problem } => write!(f, "line {line}: {problem}"),
             ImportError::UnknownFormat { path } => write!(
@@ -124,15 +124,22 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Instructions, ImportError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (front_matter, body_start) = front_matter::split(text)?;
     let lines: Vec<&str> = text.lines().skip(body_start).collect();
-    let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-    let folder = instruction_folder(format, folder);
+    let own_folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let folder = instruction_folder(format, own_folder);
     let blocks = blocks::read(&lines, body_start + 1);
     let read = rules::rules_of(&blocks, &folder);
+    // A rule folder's imports are from the project it belongs to (`@.github/…` in
+    // `.cursor/rules/review.mdc`); other files import relative to their own folder.
+    let base = if format.has_front_matter() {
+        folder.as_str()
+    } else {
+        own_folder
+    };
     let imports = read
         .imports
         .into_iter()
         .map(|(target, line)| Import {
-            resolved: resolve_import(path, &target),
+            resolved: mentions::resolve_in(base, &target),
             target,
             line,
         })
@@ -195,6 +202,28 @@ mod tests {
             parse(".cursor/rules/x.mdc", b"---\nglobs: a\n"),
             Err(ImportError::Malformed { .. })
         ));
+    }
+
+    #[test]
+    fn a_rule_folder_imports_from_its_project_and_a_nested_file_from_its_folder() {
+        let got = parse(
+            ".cursor/rules/review.mdc",
+            b"---\nglobs: x\n---\n@.github/copilot-instructions.md\n",
+        )
+        .unwrap();
+        assert_eq!(
+            got.imports[0].resolved.as_deref(),
+            Some(".github/copilot-instructions.md")
+        );
+        let got = parse(
+            "crates/fmt/AGENTS.md",
+            b"Follow @../core/POLICY.md , always.\n",
+        )
+        .unwrap();
+        assert_eq!(
+            got.imports[0].resolved.as_deref(),
+            Some("crates/core/POLICY.md")
+        );
     }
 
     #[test]

@@ -67,10 +67,17 @@ pub(crate) fn imports(text: &str) -> Vec<String> {
 /// Where `target`, imported from the file at `from`, is from the project root; `None`
 /// when it is outside the project (absolute, `~`, or above the root).
 pub fn resolve_import(from: &str, target: &str) -> Option<String> {
+    resolve_in(
+        from.rsplit_once('/').map_or("", |(folder, _)| folder),
+        target,
+    )
+}
+
+/// Where `target`, imported relative to `folder`, is from the project root.
+pub(crate) fn resolve_in(folder: &str, target: &str) -> Option<String> {
     if target.starts_with('/') || target.starts_with('~') || target.contains('\\') {
         return None;
     }
-    let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
     clean(target, folder)
 }
 
