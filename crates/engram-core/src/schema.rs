@@ -321,7 +321,7 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 16,
-        name: "imported instruction files",
+        name: "imported instruction files and people's judgements",
         statements: INSTRUCTION_IMPORTS,
     },
 ];
@@ -330,8 +330,16 @@ pub const MIGRATIONS: &[Migration] = &[
 /// AGENTS.md, Cursor rules…). `memory_origins` says which file and line each rule came
 /// from; a memory said by two files has two origins, and is retired only when no file
 /// says it any more. `imported_files` keeps each file's hash, so importing an unchanged
-/// file reads one row and writes nothing.
+/// file reads one row and writes nothing. `observer_signal_flags` counts, per observer
+/// signal, the memories it inferred that a person flagged wrong: the signal's false
+/// positives.
 const INSTRUCTION_IMPORTS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS observer_signal_flags (
+  project_id TEXT NOT NULL,
+  signal     TEXT NOT NULL,
+  flagged    INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (project_id, signal)
+) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS memory_origins (
   project_id TEXT NOT NULL,
   file       TEXT NOT NULL,

@@ -626,8 +626,13 @@ impl<D: Database> Engram<D> {
         self.remember(memory).await
     }
 
-    /// The live memory with this id, if any (forgotten memories are not returned).
+    /// The live memory with this id (or a unique prefix of it, at least 4 characters),
+    /// if any (forgotten memories are not returned).
     pub async fn get(&self, id: &str) -> Result<Option<Memory>, EngramError> {
+        let Some(id) = self.full_id(id).await? else {
+            return Ok(None);
+        };
+        let id = id.as_str();
         let statement = Statement::with_params(
             sql::select_memory(),
             vec![
@@ -646,6 +651,10 @@ impl<D: Database> Engram<D> {
     /// Soft-deletes a memory: it is never returned again and leaves the keyword index; the
     /// row stays for the pruning grace period. Returns whether a live memory was forgotten.
     pub async fn forget(&self, id: &str) -> Result<bool, EngramError> {
+        let Some(id) = self.full_id(id).await? else {
+            return Ok(false);
+        };
+        let id = id.as_str();
         // Forgetting corrects it: its uses since the last write do not count.
         self.behind.discard(id);
         let now = rfc3339_from_millis(self.host.clock.now_millis());
@@ -890,7 +899,7 @@ pub(crate) fn content_key(m: &NewMemory) -> Option<String> {
 }
 
 /// The statements that store a memory's vector and record its model.
-fn embedding_statements(
+pub(crate) fn embedding_statements(
     id: &str,
     vector: &[f32],
     embedder: &Embedding,

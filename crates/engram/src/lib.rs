@@ -33,6 +33,7 @@ mod error;
 mod instructions;
 mod integrity;
 mod lifecycle;
+mod manage;
 mod observe;
 mod options;
 mod retrieve;
@@ -67,6 +68,10 @@ pub use crate::instructions::{
 };
 pub use crate::integrity::{IntegrityReport, KeywordRebuild};
 pub use crate::lifecycle::{PruneReport, PruneRequest, UsesFlushed, MAX_PENDING_USES};
+pub use crate::manage::{
+    ListPage, ListRequest, MemoryFilter, MemoryUpdate, SortKey, Status, Taught, MAX_PAGE,
+    MIN_ID_PREFIX,
+};
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::options::{
     DatabaseTarget, EmbedderKind, EmbedderOptions, EngramOptions, RerankerOptions, DEFAULT_PROJECT,

@@ -23,6 +23,7 @@ mod instructions;
 mod integrity;
 mod keyword_scope;
 mod lifecycle;
+mod manage;
 mod narrowed_search;
 mod observer;
 mod planning;

@@ -73,6 +73,12 @@ impl WriteBehind {
         self.counts.borrow_mut().remove(id);
     }
 
+    /// Drops every waiting use and stale mark (their memories are being deleted).
+    pub(crate) fn discard_all(&self) {
+        self.counts.borrow_mut().clear();
+        self.stale.borrow_mut().clear();
+    }
+
     /// Takes everything that waits.
     pub(crate) fn take(&self) -> Behind {
         Behind {

@@ -9,11 +9,13 @@ use crate::row::memory_from_row;
 use crate::{Engram, EngramError};
 
 impl<D: Database> Engram<D> {
-    /// Every change to memory `id`, oldest first: created, merged, superseded, edited,
+    /// Every change to memory `id` (or a unique prefix of it), oldest first: created, merged, superseded, edited,
     /// retired, deleted… The history outlives the memory: a deleted memory's history is
     /// still here. `not_found` for an id that was never a memory of this project
     /// (another project's included).
     pub async fn history(&self, id: &str) -> Result<Vec<HistoryEntry>, EngramError> {
+        let id = self.full_id(id).await?.unwrap_or_else(|| id.to_owned());
+        let id = id.as_str();
         let rows = self
             .single(Statement::with_params(
                 sql::SELECT_HISTORY,
@@ -32,6 +34,10 @@ impl<D: Database> Engram<D> {
     /// Memory `id` of this project whatever its state: live, forgotten, retired or
     /// superseded (then `supersededBy` names its replacement). `None` for no such memory.
     pub async fn get_any(&self, id: &str) -> Result<Option<Memory>, EngramError> {
+        let Some(id) = self.full_id(id).await? else {
+            return Ok(None);
+        };
+        let id = id.as_str();
         let rows = self
             .single(Statement::with_params(
                 sql::select_any_memory(),

@@ -13,4 +13,4 @@ mod stale_graph;
 pub(crate) use behind::{behind_statements, WriteBehind};
 pub use behind::{UsesFlushed, MAX_PENDING_USES};
 pub use prune::{PruneReport, PruneRequest};
-pub(crate) use sql::{INSERT_HISTORY, MERGE_KEYWORD_ROW};
+pub(crate) use sql::{INSERT_HISTORY, MEMORY_SIDE_TABLES, MERGE_KEYWORD_ROW};

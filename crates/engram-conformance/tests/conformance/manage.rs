@@ -1,0 +1,265 @@
+//! People in control, on libSQL (a file and over HTTP), over memories imported from a
+//! real instruction file (uv's AGENTS.md): list with filters in pages that stay correct
+//! while memories are written, count, short ids, edit (re-indexed: the new words are
+//! found, the old are not), confirm, correct, flag wrong, pin, teach, purge and reset,
+//! each with its history entry; bad input is a typed error that writes nothing.
+
+use std::path::PathBuf;
+
+use crate::common::nonce;
+use engram::{
+    Database, ErrorCode, HistoryAction, ImportRequest, InstructionFile, ListRequest, MemoryFilter,
+    MemoryType, MemoryUpdate, NewMemory, SearchQuery, SortKey, Status, Taught,
+};
+
+fn uv_agents() -> InstructionFile {
+    let dir = std::env::var_os("ENGRAM_EVAL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval"));
+    InstructionFile {
+        path: "AGENTS.md".into(),
+        text: std::fs::read_to_string(dir.join("instructions/astral-sh__uv__AGENTS.md"))
+            .expect("eval file (set ENGRAM_EVAL_DIR)"),
+    }
+}
+
+fn filter(f: impl FnOnce(&mut MemoryFilter)) -> MemoryFilter {
+    let mut filter = MemoryFilter::default();
+    f(&mut filter);
+    filter
+}
+
+async fn browse_and_judge<D: Database + Copy>(db: D) {
+    let engram = crate::common::open_project(db, &format!("mg-{}", nonce())).await;
+    let imported = engram
+        .import_instructions(ImportRequest {
+            files: vec![uv_agents()],
+        })
+        .await
+        .expect("imports");
+    let rules = imported.files[0].rules.len() as u64;
+    assert_eq!(engram.count(&MemoryFilter::default()).await.unwrap(), rules);
+    let preferences = filter(|f| f.types = vec![MemoryType::Preference]);
+    let expected = imported.files[0]
+        .rules
+        .iter()
+        .filter(|r| r.memory_type == MemoryType::Preference)
+        .count() as u64;
+    assert!(expected > 0);
+    assert_eq!(engram.count(&preferences).await.unwrap(), expected);
+    let text = filter(|f| f.text = Some("CLIPPY".into()));
+    assert_eq!(engram.count(&text).await.unwrap(), 4);
+
+    // Pages of 6 cover every memory once, even with memories written between pages.
+    let mut request = ListRequest {
+        limit: Some(6),
+        sort: SortKey::Created,
+        ..ListRequest::default()
+    };
+    let mut seen = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = engram.list(&request).await.expect("a page");
+        seen.extend(page.memories.iter().map(|m| m.id.clone()));
+        pages += 1;
+        if pages == 1 {
+            engram
+                .remember(NewMemory::new(MemoryType::Gotcha, "written while paging"))
+                .await
+                .unwrap();
+        }
+        match page.next_cursor {
+            Some(cursor) => request.cursor = Some(cursor),
+            None => break,
+        }
+    }
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), seen.len(), "no memory twice");
+    assert!(seen.len() as u64 >= rules, "{} of {rules}", seen.len());
+
+    // Short ids, as the CLI prints them.
+    let lockfile = imported.files[0]
+        .rules
+        .iter()
+        .find(|r| r.text.contains("cargo update --precise"))
+        .unwrap()
+        .id
+        .clone();
+    let short = &lockfile[..8];
+    assert_eq!(engram.resolve_id(short).await.unwrap(), lockfile);
+    assert_eq!(engram.get(short).await.unwrap().unwrap().id, lockfile);
+    assert_eq!(
+        engram.resolve_id("ffffffff").await.unwrap_err().code(),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        engram.resolve_id("ab").await.unwrap_err().code(),
+        ErrorCode::InvalidInput
+    );
+
+    // An edit re-indexes: the new words find it, the old ones no longer do.
+    let edited = engram
+        .update(
+            short,
+            &MemoryUpdate {
+                content: Some(
+                    "NEVER update all dependencies; use `cargo update --precise zebrafish`".into(),
+                ),
+                tags: Some(vec!["lockfile".into()]),
+                ..MemoryUpdate::default()
+            },
+        )
+        .await
+        .expect("edits");
+    assert!(edited.content.contains("zebrafish"));
+    let hits = engram.search(&SearchQuery::new("zebrafish")).await.unwrap();
+    assert_eq!(
+        hits.hits.first().map(|h| h.memory.id.as_str()),
+        Some(lockfile.as_str())
+    );
+    let history = engram.history(&lockfile).await.unwrap();
+    let last = history.last().unwrap();
+    assert_eq!(last.action, HistoryAction::Edited);
+    assert!(last.before.as_ref().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .contains("lockfile changes"));
+    assert_eq!(
+        last.after.as_ref().unwrap()["tags"],
+        serde_json::json!(["lockfile"])
+    );
+
+    // Confirm, correct, pin, flag.
+    let confirmed = engram.confirm(short).await.unwrap();
+    assert!(confirmed.flags.user_verified && !confirmed.flags.needs_review);
+    let verified = filter(|f| f.user_verified = Some(true));
+    assert_eq!(engram.count(&verified).await.unwrap(), 1);
+    let other = imported.files[0].rules[0].id.clone();
+    let corrected = engram
+        .correct(
+            &other,
+            &MemoryUpdate {
+                memory_type: Some(MemoryType::WorkflowRecipe),
+                ..MemoryUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(corrected.flags.user_verified);
+    assert_eq!(corrected.memory_type, MemoryType::WorkflowRecipe);
+    let pinned = engram.pin(&other, true).await.unwrap();
+    assert!(pinned.flags.pinned && pinned.decay_half_life_days.is_none());
+    assert_eq!(
+        engram
+            .count(&filter(|f| f.pinned = Some(true)))
+            .await
+            .unwrap(),
+        1
+    );
+    let flagged = engram
+        .flag_wrong(short, Some("we pin exact versions now"))
+        .await
+        .unwrap();
+    assert!(flagged.deprecated);
+    assert!(engram.get(&lockfile).await.unwrap().is_none());
+    let retired = filter(|f| f.status = Some(Status::Retired));
+    assert_eq!(engram.count(&retired).await.unwrap(), 1);
+    let actions: Vec<HistoryAction> = engram
+        .history(&lockfile)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.action)
+        .collect();
+    assert_eq!(
+        &actions[actions.len() - 3..],
+        [
+            HistoryAction::Edited,
+            HistoryAction::Confirmed,
+            HistoryAction::Flagged
+        ]
+    );
+
+    // An edit into another live memory's exact words is refused, and writes nothing.
+    let before = engram.get(&other).await.unwrap().unwrap();
+    let same = imported.files[0]
+        .rules
+        .iter()
+        .find(|r| r.memory_type == MemoryType::WorkflowRecipe && r.id != other)
+        .map(|r| r.text.clone());
+    if let Some(same) = same {
+        let refused = engram
+            .update(
+                &other,
+                &MemoryUpdate {
+                    content: Some(same),
+                    ..MemoryUpdate::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::InvalidInput, "{refused}");
+        assert_eq!(engram.get(&other).await.unwrap().unwrap(), before);
+    }
+    // Bad edits name the field and write nothing.
+    let too_confident = MemoryUpdate {
+        confidence: Some(1.5),
+        ..MemoryUpdate::default()
+    };
+    let error = engram.update(&other, &too_confident).await.unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidInput);
+    assert_eq!(engram.get(&other).await.unwrap().unwrap(), before);
+    assert!(MemoryUpdate::from_json(r#"{"flavour":"x"}"#).is_err());
+    assert!(MemoryUpdate::from_json("{}").is_err());
+    assert!(ListRequest::from_json(r#"{"limit":0}"#).is_err());
+    assert!(ListRequest::from_json(r#"{"cursor":"zz"}"#).is_err());
+    assert!(ListRequest::from_json(r#"{"filter":{"createdAfter":"soon"}}"#).is_err());
+
+    // Teach: a person's own memory, confirmed.
+    let taught = engram
+        .teach(Taught {
+            content: "Run the migrations with `just db-migrate`, never by hand".into(),
+            memory_type: Some(MemoryType::WorkflowRecipe),
+            related_files: Vec::new(),
+            tags: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let taught = engram.get(&taught.id).await.unwrap().unwrap();
+    assert_eq!(taught.source.as_str(), "user_taught");
+    assert!(taught.flags.user_verified);
+
+    // Purge: the memory goes for good, its history stays and says so.
+    engram.purge(&taught.id[..8]).await.unwrap();
+    assert!(engram.get_any(&taught.id).await.unwrap().is_none());
+    let history = engram.history(&taught.id[..8]).await.unwrap();
+    assert_eq!(history.last().unwrap().action, HistoryAction::Deleted);
+    assert!(engram
+        .search(&SearchQuery::new("db-migrate"))
+        .await
+        .unwrap()
+        .hits
+        .is_empty());
+
+    // Reset: every memory of the project goes; re-importing brings the rules back.
+    let gone = engram.reset().await.unwrap();
+    assert!(gone >= rules, "{gone}");
+    let all = filter(|f| f.status = Some(Status::All));
+    assert_eq!(engram.count(&all).await.unwrap(), 0);
+    let again = engram
+        .import_instructions(ImportRequest {
+            files: vec![uv_agents()],
+        })
+        .await
+        .unwrap();
+    assert!(!again.files[0].unchanged_file);
+    assert_eq!(engram.count(&MemoryFilter::default()).await.unwrap(), rules);
+}
+
+on_a_file_and_over_http!(
+    browse_and_judge,
+    browse_and_judge_on_an_embedded_libsql_file,
+    browse_and_judge_on_the_test_server_over_http
+);
