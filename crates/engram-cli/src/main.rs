@@ -16,6 +16,7 @@ extern crate engram_cli;
 mod agent;
 mod code;
 mod import;
+mod manage;
 mod mcp;
 
 use engram_cli::{backup, install, observe, open, output};
@@ -124,6 +125,9 @@ enum Command {
         #[arg(long, default_value_t = 30.0)]
         grace_days: f64,
     },
+    /// Browse, edit and judge memories.
+    #[command(flatten)]
+    Manage(manage::ManageCommand),
     /// Import the instruction files people keep for agents (CLAUDE.md, AGENTS.md,
     /// GEMINI.md, .cursorrules, .cursor/rules/*.mdc, .windsurf rules,
     /// .github/copilot-instructions.md; nested ones and `@path` imports too) as memories.
@@ -348,7 +352,22 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 }
             }
             let backups = backup::list(&path);
-            execute(engram, cli, &backups).await
+            // A deliberate deletion is backed up before (so it can be undone) and after
+            // (so the next command does not take the smaller file for lost data).
+            let deletes = matches!(
+                cli.command,
+                Command::Manage(manage::ManageCommand::Purge { .. })
+                    | Command::Manage(manage::ManageCommand::Reset { .. })
+                    | Command::Prune { dry_run: false, .. }
+            );
+            if deletes {
+                backup::take(&db, &path, engram_cli::now_millis()).await?;
+            }
+            execute(engram, cli, &backups).await?;
+            if deletes {
+                backup::take(&db, &path, engram_cli::now_millis()).await?;
+            }
+            Ok(())
         }
     }
 }
@@ -461,6 +480,7 @@ async fn execute<D: Database>(
         }
         Command::Index(args) => code::index(&engram, &args, json).await?,
         Command::Import(args) => import::run(&engram, &args, json).await?,
+        Command::Manage(command) => manage::run(&engram, command, json).await?,
         Command::Observe(observe::ObserveCommand::Replay(args)) => {
             observe::replay(&engram, &args, json).await?
         }

@@ -1,0 +1,116 @@
+//! The person's commands on the CLI: `list` (filters, pages, `--count`), `show`, `edit`,
+//! `confirm`, `flag`, `pin`, `teach`, `purge` and `reset`, with the 8-character ids
+//! `list` prints.
+
+mod common;
+
+use common::{engram, stdout};
+use serde_json::Value;
+
+fn json(db: &std::path::Path, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&stdout(&engram(db, &all, None))).expect("JSON")
+}
+
+#[test]
+fn a_person_browses_edits_and_judges_memories() {
+    let dir = std::env::temp_dir().join(format!("engram-cli-manage-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("e.db");
+    for (kind, text) in [
+        (
+            "gotcha",
+            "The staging cache must be warmed before the load test",
+        ),
+        ("decision", "We chose libSQL for every host"),
+        ("gotcha", "Redis refuses connections over 10k clients"),
+    ] {
+        stdout(&engram(&db, &["remember", "--type", kind, text], None));
+    }
+    let page = json(&db, &["list", "--type", "gotcha", "-n", "1"]);
+    assert_eq!(page["memories"].as_array().unwrap().len(), 1);
+    let cursor = page["nextCursor"].as_str().expect("a second page");
+    let second = json(
+        &db,
+        &["list", "--type", "gotcha", "-n", "1", "--cursor", cursor],
+    );
+    assert_eq!(second["memories"].as_array().unwrap().len(), 1);
+    assert!(second.get("nextCursor").is_none());
+    assert_ne!(page["memories"][0]["id"], second["memories"][0]["id"]);
+    assert_eq!(json(&db, &["list", "--count"])["count"], 3);
+
+    let listed = stdout(&engram(&db, &["list", "--text", "redis"], None));
+    let short = listed.split_whitespace().next().expect("an id").to_owned();
+    assert_eq!(short.len(), 8, "{listed}");
+    let shown = json(&db, &["show", &short]);
+    assert!(shown["memory"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Redis"));
+    assert_eq!(shown["history"][0]["action"], "created");
+
+    let edited = json(
+        &db,
+        &[
+            "edit",
+            &short,
+            "--content",
+            "Redis refuses connections over 20k clients",
+            "--confirm",
+        ],
+    );
+    assert_eq!(edited["flags"]["userVerified"], true);
+    assert!(edited["content"].as_str().unwrap().contains("20k"));
+    assert_eq!(json(&db, &["pin", &short])["flags"]["pinned"], true);
+    assert_eq!(json(&db, &["list", "--pinned", "--count"])["count"], 1);
+    let flagged = json(&db, &["flag", &short, "--reason", "limit is configurable"]);
+    assert_eq!(flagged["deprecated"], true);
+    assert_eq!(
+        json(&db, &["list", "--status", "retired", "--count"])["count"],
+        1
+    );
+    assert_eq!(json(&db, &["list", "--count"])["count"], 2);
+    let actions: Vec<String> = json(&db, &["history", &short])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(actions, ["created", "edited", "pinned", "flagged"]);
+
+    let taught = json(
+        &db,
+        &["teach", "Use pnpm, never npm", "--type", "requirement"],
+    );
+    let id = taught["id"].as_str().unwrap().to_owned();
+    let shown = json(&db, &["show", &id[..8]]);
+    assert_eq!(shown["memory"]["source"], "user_taught");
+    assert_eq!(shown["memory"]["flags"]["userVerified"], true);
+    assert_eq!(json(&db, &["purge", &id[..8]])["purged"], id);
+    let gone = engram(&db, &["--json", "get", &id], None);
+    assert!(!gone.status.success());
+
+    // Reset asks; without a terminal it needs --yes, and nothing goes before that.
+    let refused = engram(&db, &["reset"], None);
+    assert!(!refused.status.success());
+    assert_eq!(
+        json(&db, &["list", "--status", "all", "--count"])["count"],
+        3
+    );
+    assert_eq!(json(&db, &["reset", "--yes"])["deleted"], 3);
+    assert_eq!(
+        json(&db, &["list", "--status", "all", "--count"])["count"],
+        0
+    );
+
+    // An id prefix that is too short, or names nothing, is a typed error.
+    let bad = engram(&db, &["--json", "confirm", "ab"], None);
+    let error: Value = serde_json::from_slice(&bad.stderr).expect("a JSON error");
+    assert_eq!(error["error"]["code"], "invalid_input", "{error}");
+    let missing = engram(&db, &["--json", "confirm", "ffffffff"], None);
+    let error: Value = serde_json::from_slice(&missing.stderr).expect("a JSON error");
+    assert_eq!(error["error"]["code"], "not_found", "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
