@@ -104,6 +104,15 @@ fn a_person_browses_edits_and_judges_memories() {
         json(&db, &["list", "--status", "all", "--count"])["count"],
         0
     );
+    // Backed up before the reset (it can be undone) and after (the emptied file is not
+    // taken for lost data: the next command runs).
+    let backups: Vec<String> = std::fs::read_dir(dir.join("e.db.backups"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(backups.iter().any(|b| b.ends_with("-n3.db")), "{backups:?}");
+    assert!(backups.iter().any(|b| b.ends_with("-n0.db")), "{backups:?}");
 
     // An id prefix that is too short, or names nothing, is a typed error.
     let bad = engram(&db, &["--json", "confirm", "ab"], None);
