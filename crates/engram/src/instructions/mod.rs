@@ -172,9 +172,9 @@ impl<D: Database> Engram<D> {
         &self,
         request: ImportRequest,
     ) -> Result<ImportReport, EngramError> {
-        let mut files = self.parse_files(&request)?;
+        let files = self.parse_files(&request)?;
         let states = self.read_imported(&files).await?;
-        plan::import(self, &mut files, states).await
+        plan::import(self, &files, states).await
     }
 
     /// [`Engram::import_instructions`] of a JSON [`ImportRequest`].

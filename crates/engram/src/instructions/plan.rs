@@ -25,30 +25,61 @@ struct ToStore {
     revises: Option<usize>,
 }
 
+/// What one import writes, gathered file by file before anything is prepared.
+struct Batch<'a, D> {
+    engram: &'a Engram<D>,
+    project: String,
+    now: String,
+    /// Origins, rewordings and file hashes.
+    statements: Vec<Statement>,
+    /// Retirements are decided last: a rule removed here may have been merged into by a
+    /// rule another file of this import adds.
+    retirements: Vec<Statement>,
+    /// The rules written as memories, with the memory each becomes and its placement
+    /// when it is decided here (a revision supersedes the rule it revises).
+    to_store: Vec<ToStore>,
+    news: Vec<NewMemory>,
+    forced: Vec<Option<Placement>>,
+}
+
 pub(super) async fn import<D: Database>(
     engram: &Engram<D>,
-    files: &mut [ParsedFile],
+    files: &[ParsedFile],
     states: Vec<(Option<String>, Vec<Known>)>,
 ) -> Result<ImportReport, EngramError> {
-    let now = engram_core::time::rfc3339_from_millis(engram.host.clock.now_millis());
-    let project = engram.project_id().to_owned();
+    let mut batch = Batch {
+        engram,
+        project: engram.project_id().to_owned(),
+        now: engram.now_text(),
+        statements: Vec::new(),
+        retirements: Vec::new(),
+        to_store: Vec::new(),
+        news: Vec::new(),
+        forced: Vec::new(),
+    };
     let request_paths: Vec<String> = files.iter().map(|f| f.instructions.path.clone()).collect();
     let mut report = ImportReport::default();
-    let mut statements = Vec::new();
-    // Retirement is decided last: a rule removed here may have been merged into by a
-    // rule another file of this import adds.
-    let mut retirements = Vec::new();
-    let mut to_store: Vec<ToStore> = Vec::new();
-    let mut news: Vec<NewMemory> = Vec::new();
-    let mut forced: Vec<Option<Placement>> = Vec::new();
     for (f, (file, (sha, known))) in files.iter().zip(&states).enumerate() {
         let mut entry = file_entry(file, &request_paths);
         if sha.as_deref() == Some(file.sha256.as_str()) {
             entry.unchanged_file = true;
             entry.rules = unchanged_rules(file, known);
-            report.files.push(entry);
-            continue;
+        } else {
+            batch.plan_file(f, file, known, &mut entry);
         }
+        report.files.push(entry);
+    }
+    if batch.statements.is_empty() && batch.news.is_empty() {
+        return Ok(report);
+    }
+    batch.commit(files, &states, &mut report).await?;
+    drop_retired_still_sourced(&mut report);
+    Ok(report)
+}
+
+impl<D: Database> Batch<'_, D> {
+    /// Reconciles a changed file with the rules imported from it before.
+    fn plan_file(&mut self, f: usize, file: &ParsedFile, known: &[Known], entry: &mut FileImport) {
         let new: Vec<(&str, &[String])> = file
             .memories
             .iter()
@@ -63,82 +94,14 @@ pub(super) async fn import<D: Database>(
             .collect();
         let reconciled = reconcile(&knowns, &new);
         for (r, outcome) in reconciled.outcomes.iter().enumerate() {
-            let memory = &file.memories[r];
-            let rule = &file.instructions.rules[r];
-            let kept = |k: usize, outcome: RuleOutcome| ImportedRule {
-                id: known[k].memory.id.clone(),
-                line: rule.line,
-                end_line: rule.end_line,
-                memory_type: memory.memory_type,
-                outcome,
-                text: memory.content.clone(),
-                files: memory.related_files.clone(),
-            };
-            match outcome {
-                Outcome::Unchanged { known: k } => {
-                    let k = *k;
-                    let live = !known[k].memory.deprecated;
-                    if known[k].line != rule.line || known[k].end_line != rule.end_line {
-                        statements.push(origin(&project, file, r, &known[k].memory.id, memory));
-                    }
-                    let outcome = if live {
-                        RuleOutcome::Unchanged
-                    } else {
-                        RuleOutcome::Forgotten
-                    };
-                    entry.rules.push(kept(k, outcome));
-                }
-                Outcome::Reformatted { known: k } => {
-                    let k = *k;
-                    statements.extend(reword(&project, file, r, &known[k], memory, &now));
-                    let outcome = if known[k].memory.deprecated {
-                        RuleOutcome::Forgotten
-                    } else {
-                        RuleOutcome::Reformatted
-                    };
-                    entry.rules.push(kept(k, outcome));
-                }
-                Outcome::Revised { known: k, change } => {
-                    let k = *k;
-                    let old = &known[k];
-                    // Another file still says the old form, or a person forgot it: the
-                    // new form is stored beside it instead of replacing it.
-                    let replaces = !old.memory.deprecated && old.origins <= 1;
-                    let change = change.clone().unwrap_or(Change::Revised {
-                        source: file.instructions.path.clone(),
-                    });
-                    forced.push(replaces.then(|| Placement::Supersede {
-                        old: Box::new(old.memory.clone()),
-                        change,
-                    }));
-                    news.push(memory.clone());
-                    to_store.push(ToStore {
-                        file: f,
-                        rule: r,
-                        revises: Some(k),
-                    });
-                    entry
-                        .rules
-                        .push(placeholder(rule, memory, RuleOutcome::Revised));
-                }
-                Outcome::Added => {
-                    forced.push(None);
-                    news.push(memory.clone());
-                    to_store.push(ToStore {
-                        file: f,
-                        rule: r,
-                        revises: None,
-                    });
-                    entry
-                        .rules
-                        .push(placeholder(rule, memory, RuleOutcome::Added));
-                }
-            }
+            let rule = self.place_rule((f, file, r), known, outcome);
+            entry.rules.push(rule);
         }
         for k in reconciled.removed {
-            let (dropped, retire) = drop_origin(engram, &project, file, &known[k], &now);
-            statements.push(dropped);
-            retirements.extend(retire);
+            let (dropped, retire) =
+                drop_origin(self.engram, &self.project, file, &known[k], &self.now);
+            self.statements.push(dropped);
+            self.retirements.extend(retire);
             if !known[k].memory.deprecated {
                 entry.retired.push(RetiredRule {
                     id: known[k].memory.id.clone(),
@@ -147,56 +110,150 @@ pub(super) async fn import<D: Database>(
                 });
             }
         }
-        statements.push(Statement::with_params(
+        self.statements.push(Statement::with_params(
             sql::UPSERT_IMPORTED_FILE,
             vec![
-                Value::from(project.as_str()),
+                Value::from(self.project.as_str()),
                 Value::from(file.instructions.path.as_str()),
                 Value::from(file.instructions.format.as_str()),
                 Value::from(file.sha256.as_str()),
                 Value::Integer(file.memories.len() as i64),
-                Value::from(now.as_str()),
+                Value::from(self.now.as_str()),
             ],
         ));
-        report.files.push(entry);
     }
-    if statements.is_empty() && news.is_empty() {
-        return Ok(report);
-    }
-    let (prepared, remembered, stored) = engram.prepare_placed(news, forced).await?;
-    let mut write = prepared;
-    for ((store, answer), memory) in to_store.iter().zip(&remembered).zip(&stored) {
-        let file = &files[store.file];
-        write.push(origin(&project, file, store.rule, &answer.id, memory));
-        if let Some(k) = store.revises {
-            let old = &states[store.file].1[k];
-            let (dropped, retire) = drop_origin(engram, &project, file, old, &now);
-            write.push(dropped);
-            retirements.extend(retire);
+
+    /// What rule `r` of file `f` does, given its reconciliation; its report entry (the
+    /// id of a rule still to be stored is filled in after it is).
+    fn place_rule(
+        &mut self,
+        (f, file, r): (usize, &ParsedFile, usize),
+        known: &[Known],
+        outcome: &Outcome,
+    ) -> ImportedRule {
+        let memory = &file.memories[r];
+        let rule = &file.instructions.rules[r];
+        let forgotten_or = |k: usize, outcome: RuleOutcome| {
+            if known[k].memory.deprecated {
+                RuleOutcome::Forgotten
+            } else {
+                outcome
+            }
+        };
+        let (id, outcome) = match outcome {
+            Outcome::Unchanged { known: k } => {
+                let k = *k;
+                if known[k].line != rule.line || known[k].end_line != rule.end_line {
+                    let id = &known[k].memory.id;
+                    self.statements
+                        .push(origin(&self.project, file, r, id, memory));
+                }
+                (
+                    known[k].memory.id.clone(),
+                    forgotten_or(k, RuleOutcome::Unchanged),
+                )
+            }
+            Outcome::Reformatted { known: k } => {
+                let k = *k;
+                let statements = reword(&self.project, file, r, &known[k], memory, &self.now);
+                self.statements.extend(statements);
+                (
+                    known[k].memory.id.clone(),
+                    forgotten_or(k, RuleOutcome::Reformatted),
+                )
+            }
+            Outcome::Revised { known: k, change } => {
+                let old = &known[*k];
+                // Another file still says the old form, or a person forgot it: the new
+                // form is stored beside it instead of replacing it.
+                let replaces = !old.memory.deprecated && old.origins <= 1;
+                let change = change.clone().unwrap_or(Change::Revised {
+                    source: file.instructions.path.clone(),
+                });
+                let placement = replaces.then(|| Placement::Supersede {
+                    old: Box::new(old.memory.clone()),
+                    change,
+                });
+                self.store(f, r, Some(*k), memory, placement);
+                (String::new(), RuleOutcome::Revised)
+            }
+            Outcome::Added => {
+                self.store(f, r, None, memory, None);
+                (String::new(), RuleOutcome::Added)
+            }
+        };
+        ImportedRule {
+            id,
+            line: rule.line,
+            end_line: rule.end_line,
+            memory_type: memory.memory_type,
+            outcome,
+            text: memory.content.clone(),
+            files: memory.related_files.clone(),
         }
-        let rule = &mut report.files[store.file].rules[store.rule];
-        rule.id = answer.id.clone();
-        rule.text = memory.content.clone();
-        if answer.merged && store.revises.is_none() {
-            rule.outcome = RuleOutcome::Merged;
-        }
     }
-    write.extend(statements);
-    write.extend(retirements);
-    let ids: Vec<String> = remembered.iter().map(|r| r.id.clone()).collect();
-    let committed = engram
-        .commit(
-            crate::durable::Write {
-                statements: write,
-                key: crate::durable::receipt_key(None, || engram.new_id()),
-                memory_ids: ids,
-            },
-            true,
-        )
-        .await?;
-    report.pending = matches!(committed, crate::durable::Committed::Pending);
-    drop_retired_still_sourced(&mut report);
-    Ok(report)
+
+    fn store(
+        &mut self,
+        file: usize,
+        rule: usize,
+        revises: Option<usize>,
+        memory: &NewMemory,
+        placement: Option<Placement>,
+    ) {
+        self.forced.push(placement);
+        self.news.push(memory.clone());
+        self.to_store.push(ToStore {
+            file,
+            rule,
+            revises,
+        });
+    }
+
+    /// Prepares the rules to store in one batch, records their origins (and drops the
+    /// revised rules'), and writes everything in one transaction.
+    async fn commit(
+        mut self,
+        files: &[ParsedFile],
+        states: &[(Option<String>, Vec<Known>)],
+        report: &mut ImportReport,
+    ) -> Result<(), EngramError> {
+        let (mut write, remembered, stored) =
+            self.engram.prepare_placed(self.news, self.forced).await?;
+        for ((store, answer), memory) in self.to_store.iter().zip(&remembered).zip(&stored) {
+            let file = &files[store.file];
+            write.push(origin(&self.project, file, store.rule, &answer.id, memory));
+            if let Some(k) = store.revises {
+                let old = &states[store.file].1[k];
+                let (dropped, retire) =
+                    drop_origin(self.engram, &self.project, file, old, &self.now);
+                write.push(dropped);
+                self.retirements.extend(retire);
+            }
+            let rule = &mut report.files[store.file].rules[store.rule];
+            rule.id = answer.id.clone();
+            rule.text = memory.content.clone();
+            if answer.merged && store.revises.is_none() {
+                rule.outcome = RuleOutcome::Merged;
+            }
+        }
+        write.extend(self.statements);
+        write.extend(self.retirements);
+        let ids: Vec<String> = remembered.iter().map(|r| r.id.clone()).collect();
+        let committed = self
+            .engram
+            .commit(
+                crate::durable::Write {
+                    statements: write,
+                    key: crate::durable::receipt_key(None, || self.engram.new_id()),
+                    memory_ids: ids,
+                },
+                true,
+            )
+            .await?;
+        report.pending = matches!(committed, crate::durable::Committed::Pending);
+        Ok(())
+    }
 }
 
 /// A report entry for a file, before its rules are placed.
@@ -245,22 +302,6 @@ fn unchanged_rules(file: &ParsedFile, known: &[Known]) -> Vec<ImportedRule> {
             }
         })
         .collect()
-}
-
-fn placeholder(
-    rule: &engram_instructions::Rule,
-    memory: &NewMemory,
-    outcome: RuleOutcome,
-) -> ImportedRule {
-    ImportedRule {
-        id: String::new(),
-        line: rule.line,
-        end_line: rule.end_line,
-        memory_type: memory.memory_type,
-        outcome,
-        text: memory.content.clone(),
-        files: memory.related_files.clone(),
-    }
 }
 
 /// The statement recording that rule `r` of `file` is memory `id`.
