@@ -257,14 +257,28 @@ pub(crate) async fn open_project(
         std::fs::create_dir_all(parent)
             .map_err(|e| CliError::Usage(format!("cannot create {}: {e}", parent.display())))?;
     }
-    let db = LocalDatabase::open(&path.to_string_lossy())
-        .await
-        .map_err(engram::EngramError::from)?;
-    db.set_busy_timeout(HOOK_BUSY_TIMEOUT)
-        .await
-        .map_err(engram::EngramError::from)?;
-    open::open_keyword_fallback(db, target).await
+    let mut attempt = 0;
+    loop {
+        let db = LocalDatabase::open(&path.to_string_lossy())
+            .await
+            .map_err(engram::EngramError::from)?;
+        db.set_busy_timeout(HOOK_BUSY_TIMEOUT)
+            .await
+            .map_err(engram::EngramError::from)?;
+        match open::open_keyword_fallback(db, target).await {
+            // Two processes opening a new database both migrate it; under load one can
+            // wait out its lock timeout on the other's migration. Once more, then it is a
+            // held lock and is logged as one.
+            Err(CliError::Engram(e)) if e.code().is_transient() && attempt < OPEN_RETRIES => {
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
 }
+
+/// How many times a hook opens the database again after a lock timeout.
+const OPEN_RETRIES: u32 = 1;
 
 /// A model that would not load is logged; the hook goes on keyword-only.
 pub(crate) fn note_model_error(root: &Path, payload: &HookPayload, error: Option<CliError>) {
