@@ -191,21 +191,15 @@ impl<D: Database> Engram<D> {
         statements.extend(self.relink_statements(&old.id, &new));
         statements.extend(self.reembed_statements(&old, &new, &now).await);
         let (before, after) = changed_fields(&old, &new, verify);
-        statements.push(history(
-            HistoryRecord {
-                memory_id: &old.id,
-                action: HistoryAction::Edited,
-                before: Some(before),
-                after: Some(after),
-                reason: if verify {
-                    "corrected by a person"
-                } else {
-                    "edited by a person"
-                },
-                actor: PERSON,
-                related_id: None,
+        statements.push(self.person_entry(
+            &old.id,
+            HistoryAction::Edited,
+            (Some(before), Some(after)),
+            if verify {
+                "corrected by a person"
+            } else {
+                "edited by a person"
             },
-            self.project_id(),
             &now,
         ));
         self.write(statements, &old.id).await?;
@@ -312,20 +306,17 @@ WHERE id = ?1 AND project_id = ?2 AND deprecated = 0",
                     Value::from(now.as_str()),
                 ],
             ),
-            history(
-                HistoryRecord {
-                    memory_id: &memory.id,
-                    action: HistoryAction::Confirmed,
-                    before: Some(serde_json::json!({
+            self.person_entry(
+                &memory.id,
+                HistoryAction::Confirmed,
+                (
+                    Some(serde_json::json!({
                         "userVerified": memory.flags.user_verified,
                         "needsReview": memory.flags.needs_review,
                     })),
-                    after: Some(serde_json::json!({ "userVerified": true, "needsReview": false })),
-                    reason: "confirmed by a person",
-                    actor: PERSON,
-                    related_id: None,
-                },
-                self.project_id(),
+                    Some(serde_json::json!({ "userVerified": true, "needsReview": false })),
+                ),
+                "confirmed by a person",
                 &now,
             ),
         ];
@@ -388,21 +379,18 @@ WHERE id = ?1 AND project_id = ?2 AND deprecated = 0",
                     Value::from(now.as_str()),
                 ],
             ),
-            history(
-                HistoryRecord {
-                    memory_id: &memory.id,
-                    action: HistoryAction::Pinned,
-                    before: Some(serde_json::json!({ "pinned": memory.flags.pinned })),
-                    after: Some(serde_json::json!({ "pinned": pinned })),
-                    reason: if pinned {
-                        "pinned by a person"
-                    } else {
-                        "unpinned by a person"
-                    },
-                    actor: PERSON,
-                    related_id: None,
+            self.person_entry(
+                &memory.id,
+                HistoryAction::Pinned,
+                (
+                    Some(serde_json::json!({ "pinned": memory.flags.pinned })),
+                    Some(serde_json::json!({ "pinned": pinned })),
+                ),
+                if pinned {
+                    "pinned by a person"
+                } else {
+                    "unpinned by a person"
                 },
-                self.project_id(),
                 &now,
             ),
         ];
@@ -444,17 +432,14 @@ WHERE id = ?1 AND project_id = ?2 AND deprecated = 0",
         let id = Value::from(memory.id.as_str());
         let project = Value::from(self.project_id());
         let mut statements = vec![
-            history(
-                HistoryRecord {
-                    memory_id: &memory.id,
-                    action: HistoryAction::Deleted,
-                    before: Some(serde_json::json!({ "deprecated": memory.deprecated })),
-                    after: None,
-                    reason,
-                    actor: PERSON,
-                    related_id: None,
-                },
-                self.project_id(),
+            self.person_entry(
+                &memory.id,
+                HistoryAction::Deleted,
+                (
+                    Some(serde_json::json!({ "deprecated": memory.deprecated })),
+                    None,
+                ),
+                reason,
                 now,
             ),
             // The keyword row goes by its rowid, while its record still says which.
@@ -522,6 +507,30 @@ JOIN memories m ON m.id = k.memory_id WHERE m.project_id = ?1)",
         };
         self.commit(write, false).await?;
         Ok(())
+    }
+
+    /// The history entry of a person's change to memory `id` (`before`, `after`).
+    fn person_entry(
+        &self,
+        id: &str,
+        action: HistoryAction,
+        (before, after): (Option<serde_json::Value>, Option<serde_json::Value>),
+        reason: &str,
+        now: &str,
+    ) -> Statement {
+        history(
+            HistoryRecord {
+                memory_id: id,
+                action,
+                before,
+                after,
+                reason,
+                actor: PERSON,
+                related_id: None,
+            },
+            self.project_id(),
+            now,
+        )
     }
 
     pub(crate) fn now_text(&self) -> String {
