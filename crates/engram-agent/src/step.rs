@@ -27,6 +27,9 @@ pub const MAX_RECENT_CALLS: usize = 64;
 pub const RECENT_FILE_CALLS: usize = 5;
 /// Latest searches trigger 3 looks at.
 pub const RECENT_SEARCHES: usize = 3;
+/// Tool calls after a recorded memory before a hook says it back: sooner, the agent
+/// still has it in view.
+pub const REFLECT_AFTER_CALLS: u32 = 20;
 /// Most recorded entries one reflection says back.
 pub const MAX_REFLECTED: usize = 5;
 /// Most shown ids or recorded entries a request may carry.

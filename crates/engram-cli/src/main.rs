@@ -72,6 +72,9 @@ enum Command {
         /// Print each result's score breakdown and the stage timings.
         #[arg(long)]
         explain: bool,
+        /// Also print, under each result, the retired memories it superseded.
+        #[arg(long)]
+        superseded: bool,
     },
     /// Several searches in one round trip: a JSON array of queries (objects as the search
     /// API takes them, or plain strings), at most 16, from a file or `-` for stdin. Prints
@@ -409,8 +412,10 @@ async fn execute<D: Database>(
             files,
             recent_files,
             explain,
+            superseded,
         } => {
             let mut query = SearchQuery::new(query);
+            query.include_superseded = superseded;
             query.limit = limit;
             query.types = types;
             query.mode = mode;

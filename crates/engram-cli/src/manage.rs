@@ -1,4 +1,4 @@
-//! The person's commands: `engram list`, `show`, `edit`, `confirm`, `flag`, `pin`,
+//! The person's commands: `engram list`, `show`, `edit`, `confirm`, `flag`, `restore`, `pin`,
 //! `unpin`, `teach`, `purge` and `reset`. Ids may be given by their first 8 characters,
 //! as `list` prints them.
 
@@ -36,6 +36,11 @@ pub enum ManageCommand {
         /// Why it is wrong.
         #[arg(long)]
         reason: Option<String>,
+    },
+    /// Make a retired memory (forgotten, flagged, superseded or pruned) live again.
+    Restore {
+        /// The memory id (or its first 8 characters).
+        id: String,
     },
     /// Pin a memory: it never decays and is never pruned.
     Pin {
@@ -229,6 +234,10 @@ pub async fn run<D: Database>(
                 &engram.flag_wrong(&id, reason.as_deref()).await?,
                 json,
             );
+            Ok(())
+        }
+        ManageCommand::Restore { id } => {
+            done("restored", &engram.restore(&id).await?, json);
             Ok(())
         }
         ManageCommand::Pin { id } => {

@@ -77,6 +77,9 @@ pub fn search(response: &SearchResponse, json: bool, explain: bool) {
         if !hit.memory.related_files.is_empty() {
             say!("     files: {}", hit.memory.related_files.join(", "));
         }
+        for old in &hit.superseded {
+            say!("     replaced: {} (id {}, retired)", old.content, &old.id);
+        }
         if explain {
             let b = &hit.breakdown;
             let path = |name: &str, p: &Option<engram::PathScore>| {

@@ -324,6 +324,27 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "imported instruction files and people's judgements",
         statements: INSTRUCTION_IMPORTS,
     },
+    Migration {
+        version: 17,
+        name: "hook events by agent and tool",
+        statements: HOOK_EVENT_COLUMNS,
+    },
+];
+
+/// Version 17: which agent of a session made each logged tool call (a subagent's calls
+/// are replayed on a scratchpad of their own and merged), the tool's name, the call's id
+/// (a call is logged once, whether a hook or a subagent's transcript brings it), and the
+/// memory a call of the record tool stored (said back to the agent later in the session,
+/// found without decoding the log).
+const HOOK_EVENT_COLUMNS: &[&str] = &[
+    "ALTER TABLE hook_events ADD COLUMN agent_id TEXT",
+    "ALTER TABLE hook_events ADD COLUMN tool TEXT",
+    "ALTER TABLE hook_events ADD COLUMN call_id TEXT",
+    "ALTER TABLE hook_events ADD COLUMN recorded_id TEXT",
+    "CREATE INDEX IF NOT EXISTS idx_hook_events_call ON hook_events(project_id, session_id, call_id) \
+WHERE call_id IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS idx_hook_events_recorded ON hook_events(project_id, session_id, id) \
+WHERE recorded_id IS NOT NULL",
 ];
 
 /// Version 16: memories imported from the instruction files people keep (CLAUDE.md,

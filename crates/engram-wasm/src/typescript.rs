@@ -137,6 +137,8 @@ export interface SearchQuery {
   minConfidence?: number; scopes?: MemoryScope[]; excludeIds?: string[];
   /** Pack the results into this many tokens (default: the phase's budget, if a phase is given). */
   budget?: number;
+  /** Also show, under each hit, the retired memories it superseded (one more read). */
+  includeSuperseded?: boolean;
 }
 /** One path's part in a fused score: rank, its own metric (BM25, cosine similarity or graph
  * score), the path weight for the query type, and `weight / (60 + rank)`. */
@@ -153,7 +155,11 @@ export interface Breakdown {
   /** (fused + graphBoost) × phaseWeight × trustWeight × roleWeight × confidence × decay. */
   score: number;
 }
-export interface SearchHit { memory: Memory; score: number; breakdown: Breakdown; }
+export interface SearchHit {
+  memory: Memory; score: number; breakdown: Breakdown;
+  /** The retired memories this one superseded, newest first (with `includeSuperseded`). */
+  superseded?: Memory[];
+}
 export interface PackedItem { id: string; type: MemoryType; file?: string; tokens: number; }
 /** Results packed into a token budget, clustered by file, with citation chips. */
 export interface PackedContext { text: string; items: PackedItem[]; tokens: number; budget: number; omitted: string[]; }

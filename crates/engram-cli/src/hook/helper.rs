@@ -34,6 +34,13 @@ pub const AFTER_LAST_SESSION: Duration = Duration::from_secs(30);
 const CHECK_EVERY: Duration = Duration::from_secs(5);
 /// The longest a hook waits for the helper to take its payload.
 const SEND_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest a hook waits for the helper's answer. A helper answers a prompt in tens of
+/// milliseconds; one that takes this long is hung (or drowning), and the hook answers
+/// itself within what is left of its time cap.
+pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(4);
+/// A helper still busy with one hook after this long is stuck in something the hook's own
+/// time cap cannot interrupt (a blocking call): it removes its socket and exits.
+const STUCK_AFTER: Duration = Duration::from_secs(2 * HOOK_TIME_CAP.as_secs());
 
 /// How long a helper stays after its last session ended: [`AFTER_LAST_SESSION`], or
 /// `ENGRAM_HOOK_HELPER_LINGER_SECS`.
@@ -51,7 +58,8 @@ fn disabled() -> bool {
 }
 
 /// The helper's files for `target` at `root`: `.engram/helper-<configuration>.{sock,pid}`.
-/// A hook run with another model folder, model or project finds its own helper.
+/// A hook run with another model folder, model, project or engram binary (an upgrade
+/// replaces the file) finds its own helper.
 pub fn paths(target: &Target, root: &Path) -> (PathBuf, PathBuf) {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     (
@@ -59,7 +67,7 @@ pub fn paths(target: &Target, root: &Path) -> (PathBuf, PathBuf) {
         &target.local_model,
         &target.project,
         target.no_embed,
-        std::env::current_exe().ok(),
+        binary_identity(),
     )
         .hash(&mut hasher);
     let name = format!("helper-{:08x}", hasher.finish() as u32);
@@ -70,8 +78,24 @@ pub fn paths(target: &Target, root: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
-/// In a hook process: the helper's answer to `input`, or `None` when no helper runs (the
-/// caller answers itself; a session start or prompt then starts a helper).
+/// This engram binary as a file: its path, inode, size and modification time. An upgrade
+/// (a new file at the path) changes it; a running helper of the old one sees that and
+/// leaves, and hooks of the new one start a helper of their own.
+fn binary_identity() -> Option<(PathBuf, u64, u64, i64)> {
+    let exe = std::env::current_exe().ok()?;
+    // A replaced binary's running image reads "(deleted)": the path is the file's.
+    let path = exe
+        .to_str()
+        .and_then(|p| p.strip_suffix(" (deleted)"))
+        .map_or(exe.clone(), PathBuf::from);
+    let meta = std::fs::metadata(&path).ok()?;
+    use std::os::unix::fs::MetadataExt;
+    Some((path, meta.ino(), meta.size(), meta.mtime()))
+}
+
+/// In a hook process: the helper's answer to `input`, or `None` when no helper runs or the
+/// one that runs did not answer (the caller answers itself; a session start or prompt
+/// then starts a helper).
 pub(crate) fn ask(target: &Target, input: &str, fallback_dir: &Path) -> Option<Printed> {
     if target.url.is_some() || disabled() {
         return None;
@@ -94,13 +118,24 @@ pub(crate) fn ask(target: &Target, input: &str, fallback_dir: &Path) -> Option<P
             return None;
         }
     };
-    // Once the payload is sent, the helper owns it: answering again here could log a
-    // tool event twice, so a helper that fails now is logged and answered with nothing.
-    let line = exchange(stream, input).unwrap_or_else(|e| {
-        let error = format!("the resident helper did not answer: {e}");
-        log_failure(&root, event.name(), &payload.session_id, &error);
-        String::new()
-    });
+    let connected = inode(&socket);
+    let line = match exchange(stream, input) {
+        Ok(line) => line,
+        Err(e) => {
+            // A helper that took the payload and did not answer is taken out of service
+            // (its socket removed, unless a new helper has it already), so the next hooks
+            // do not wait on it too; this hook answers itself. A tool call the helper
+            // logged after all is not logged twice: the log keeps one row per call id.
+            if inode(&socket) == connected {
+                let _ = std::fs::remove_file(&socket);
+            }
+            let error = format!(
+                "the resident helper did not answer ({e}); it is taken out of service and the hook answers itself"
+            );
+            log_failure(&root, event.name(), &payload.session_id, &error);
+            return None;
+        }
+    };
     Some(Printed {
         root,
         line,
@@ -111,7 +146,7 @@ pub(crate) fn ask(target: &Target, input: &str, fallback_dir: &Path) -> Option<P
 
 fn exchange(mut stream: UnixStream, input: &str) -> std::io::Result<String> {
     stream.set_write_timeout(Some(SEND_TIMEOUT))?;
-    stream.set_read_timeout(Some(HOOK_TIME_CAP))?;
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
     stream.write_all(input.as_bytes())?;
     stream.shutdown(std::net::Shutdown::Write)?;
     let mut answer = String::new();
@@ -173,7 +208,8 @@ pub async fn serve(target: &Target, root: &Path) -> Result<(), CliError> {
         root: root.to_path_buf(),
         engram,
     };
-    listen(&target, &resident, &listener, &socket, own).await;
+    let busy_since = watch_for_stuck(socket.clone(), own);
+    listen(&target, &resident, &listener, &socket, own, &busy_since).await;
     // Only its own files: a helper started since may have taken the names.
     if inode(&socket) == own {
         let _ = std::fs::remove_file(&socket);
@@ -182,25 +218,56 @@ pub async fn serve(target: &Target, root: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Answers hooks one at a time until idle, the last session's end, or the socket's removal.
+/// Milliseconds since the helper started at which it took the hook it is answering, or
+/// [`IDLE`] between hooks.
+type BusySince = std::sync::Arc<std::sync::atomic::AtomicU64>;
+/// [`BusySince`] between hooks.
+const IDLE: u64 = u64::MAX;
+
+/// A thread that ends the helper when one hook has kept it busy for [`STUCK_AFTER`]: the
+/// socket is removed first (if still its own), so hooks stop waiting on it at once.
+fn watch_for_stuck(socket: PathBuf, own: Option<u64>) -> BusySince {
+    let busy_since: BusySince = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(IDLE));
+    let watched = busy_since.clone();
+    let started = Instant::now();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(CHECK_EVERY);
+        let since = watched.load(std::sync::atomic::Ordering::Relaxed);
+        let now = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if since != IDLE && now.saturating_sub(since) >= STUCK_AFTER.as_millis() as u64 {
+            if inode(&socket) == own {
+                let _ = std::fs::remove_file(&socket);
+            }
+            std::process::exit(1);
+        }
+    });
+    busy_since
+}
+
+/// Answers hooks one at a time until idle, the last session's end, the socket's removal or
+/// the engram binary's replacement.
 async fn listen(
     target: &Target,
     resident: &Resident,
     listener: &tokio::net::UnixListener,
     socket: &Path,
     own: Option<u64>,
+    busy_since: &BusySince,
 ) {
     let mut sessions: HashSet<String> = HashSet::new();
     let mut ended_any = false;
     let mut last_use = Instant::now();
+    let started = Instant::now();
+    let binary = binary_identity();
     loop {
         let limit = if sessions.is_empty() && ended_any {
             linger()
         } else {
             IDLE_EXIT
         };
-        // Gone or replaced (its folder removed, another helper started in a race).
-        if last_use.elapsed() >= limit || inode(socket) != own {
+        // Gone or replaced (its folder removed, another helper started in a race), or
+        // engram upgraded under it: hooks of the new binary start a helper of their own.
+        if last_use.elapsed() >= limit || inode(socket) != own || binary_identity() != binary {
             return;
         }
         let Ok(accepted) = tokio::time::timeout(CHECK_EVERY, listener.accept()).await else {
@@ -233,7 +300,17 @@ async fn listen(
                 None => {}
             }
         }
-        let printed = handle(target, &input, &resident.root, Some(resident)).await;
+        let now = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
+        busy_since.store(now, std::sync::atomic::Ordering::Relaxed);
+        let printed = handle(
+            target,
+            &input,
+            &resident.root,
+            Some(resident),
+            HOOK_TIME_CAP,
+        )
+        .await;
+        busy_since.store(IDLE, std::sync::atomic::Ordering::Relaxed);
         let line = printed.map(|p| p.line).unwrap_or_default();
         let _ = stream.write_all(line.as_bytes()).await;
         let _ = stream.shutdown().await;

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use engram::agent_loop::hook::{
-    context_output, is_short_prompt, HookEvent, HookPayload, MAX_TOOL_OUTPUT_BYTES,
+    context_output, is_short_prompt, HookEvent, HookPayload, MAX_AGENT_TRANSCRIPT_BYTES,
+    MAX_TOOL_OUTPUT_BYTES,
 };
 use engram_libsql::LocalDatabase;
 
@@ -56,6 +57,7 @@ pub async fn run(target: &Target) {
         );
         return;
     }
+    let started = std::time::Instant::now();
     #[cfg(unix)]
     if let Some(answered) = helper::ask(target, &input, &fallback_dir) {
         print_line(
@@ -66,7 +68,9 @@ pub async fn run(target: &Target) {
         );
         return;
     }
-    if let Some(answer) = handle(target, &input, &fallback_dir, None).await {
+    // A helper that did not answer has used part of the cap.
+    let cap = HOOK_TIME_CAP.saturating_sub(started.elapsed());
+    if let Some(answer) = handle(target, &input, &fallback_dir, None, cap).await {
         print_line(&answer.root, &answer.line, &answer.event, &answer.session);
     }
 }
@@ -92,13 +96,14 @@ fn print_line(root: &Path, line: &str, event: &str, session: &str) {
     }
 }
 
-/// Decodes one payload and answers it (with `resident`'s engram when it is the project's);
-/// what to print, if anything. Every failure is logged, never returned.
+/// Decodes one payload and answers it (with `resident`'s engram when it is the project's)
+/// within `cap`; what to print, if anything. Every failure is logged, never returned.
 pub(crate) async fn handle(
     target: &Target,
     input: &str,
     fallback_dir: &Path,
     resident: Option<&Resident>,
+    cap: Duration,
 ) -> Option<Printed> {
     let payload = match HookPayload::from_json(input) {
         Ok(payload) => payload,
@@ -130,7 +135,7 @@ pub(crate) async fn handle(
         return None;
     }
     let answering = answer(target, &payload, event, &root, resident);
-    let line = match tokio::time::timeout(HOOK_TIME_CAP, answering).await {
+    let line = match tokio::time::timeout(cap, answering).await {
         Ok(Ok(Some(context))) => context_output(event, &context),
         Ok(Ok(None)) => return None,
         Ok(Err(e)) => {
@@ -139,8 +144,8 @@ pub(crate) async fn handle(
         }
         Err(_) => {
             let error = format!(
-                "gave up after {} s (the hook's time cap)",
-                HOOK_TIME_CAP.as_secs()
+                "gave up after {:.1} s (the hook's time cap)",
+                cap.as_secs_f64()
             );
             log_failure(&root, event.name(), &payload.session_id, &error);
             return None;
@@ -176,6 +181,12 @@ async fn answer(
     let payload = if event == HookEvent::UserPromptSubmit && short {
         enriched = HookPayload {
             transcript_tail: payload.transcript_path.as_deref().and_then(transcript_tail),
+            ..payload.clone()
+        };
+        &enriched
+    } else if event == HookEvent::SubagentStop {
+        enriched = HookPayload {
+            agent_transcript: agent_transcript(root, payload),
             ..payload.clone()
         };
         &enriched
@@ -232,6 +243,23 @@ fn transcript_tail(path: &str) -> Option<String> {
         &text
     };
     Some(whole.to_owned())
+}
+
+/// A stopped subagent's transcript, up to [`MAX_AGENT_TRANSCRIPT_BYTES`]; one that cannot
+/// be read is logged (the subagent's calls the hooks saw are still learned from).
+fn agent_transcript(root: &Path, payload: &HookPayload) -> Option<String> {
+    let path = payload.agent_transcript_path.as_deref()?;
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path).and_then(|file| {
+        file.take(MAX_AGENT_TRANSCRIPT_BYTES)
+            .read_to_end(&mut bytes)
+    });
+    if let Err(e) = read {
+        let error = format!("cannot read the subagent's transcript {path}: {e}");
+        log_failure(root, "SubagentStop", &payload.session_id, &error);
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The flags as a hook uses them: writes retried within the hook's time cap.

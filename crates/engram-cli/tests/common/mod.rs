@@ -1,6 +1,8 @@
 //! The `engram` binary run on a database file, for the test binaries that shell out to it.
 #![allow(dead_code)]
 
+pub mod hook;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

@@ -99,3 +99,114 @@ async fn a_session_that_ended_without_a_stop_is_finalized_by_a_later_start() {
         .expect("starts");
     assert_eq!(finalized(&db, "crashed").await, 1, "finalized once");
 }
+
+async fn learned_events<D: Database>(db: &D, session: &str) -> i64 {
+    let rows = db
+        .pipeline(&[Statement::with_params(
+            "SELECT events FROM observer_sessions WHERE session_id = ?1",
+            vec![Value::from(session)],
+        )])
+        .await
+        .expect("read");
+    let rows = rows.into_iter().next().expect("one").expect("ok").rows;
+    rows[0][0].as_i64("events").expect("events")
+}
+
+/// A session finalized by a Stop that went on working and then crashed: the calls after
+/// its Stop are learned by a later start once it is quiet, and a session whose last Stop
+/// saw everything is not finalized again.
+#[tokio::test]
+async fn events_after_a_sessions_last_stop_are_learned_by_a_later_start() {
+    let (_tmp, db) = open_db("hook-recovery-after-stop").await;
+    let now = Rc::new(Cell::new(1_800_000_000_000));
+    let host = Host::new(MovableClock(Rc::clone(&now)), OsEntropy);
+    let engram = Engram::open(&db, EngramConfig::default(), host)
+        .await
+        .expect("engram");
+    let roots = vec!["/work/app".to_owned()];
+    let read = |session: &str, i: usize| {
+        payload(
+            "PostToolUse",
+            session,
+            serde_json::json!({"tool_name": "Read", "tool_use_id": format!("{session}-{i}"),
+                "tool_input": {"file_path": format!("/work/app/src/f{}.rs", i % 3)},
+                "tool_response": "fn main() {}"}),
+        )
+    };
+    for session in ["crashed", "stopped"] {
+        for i in 0..3 {
+            now.set(now.get() + 1000);
+            engram
+                .answer_hook(&read(session, i), &roots)
+                .await
+                .expect("logged");
+        }
+        now.set(now.get() + 1000);
+        let stop = payload("Stop", session, serde_json::json!({}));
+        engram.answer_hook(&stop, &roots).await.expect("stopped");
+    }
+    let after_stop = learned_events(&db, "crashed").await;
+    assert_eq!(after_stop, learned_events(&db, "stopped").await);
+    // Two more calls, then the process dies: no Stop.
+    for i in 3..5 {
+        now.set(now.get() + 1000);
+        engram
+            .answer_hook(&read("crashed", i), &roots)
+            .await
+            .expect("logged");
+    }
+    let start = |session: &str| {
+        payload(
+            "SessionStart",
+            session,
+            serde_json::json!({"source": "startup"}),
+        )
+    };
+    now.set(now.get() + 10 * 60 * 1000);
+    engram
+        .answer_hook(&start("next"), &roots)
+        .await
+        .expect("starts");
+    assert_eq!(
+        learned_events(&db, "crashed").await,
+        after_stop,
+        "ten quiet minutes are not a crash"
+    );
+    now.set(now.get() + 25 * 60 * 1000);
+    engram
+        .answer_hook(&start("later"), &roots)
+        .await
+        .expect("starts");
+    let recovered = learned_events(&db, "crashed").await;
+    assert!(
+        recovered > after_stop,
+        "the calls after the Stop were learned: {after_stop} events before, {recovered} after"
+    );
+    let finalized_at = |session: &'static str| {
+        let db = &db;
+        async move {
+            let rows = db
+                .pipeline(&[Statement::with_params(
+                    "SELECT finalized_at FROM observer_sessions WHERE session_id = ?1",
+                    vec![Value::from(session)],
+                )])
+                .await
+                .expect("read");
+            let rows = rows.into_iter().next().expect("one").expect("ok").rows;
+            rows[0][0].as_text("finalized_at").expect("text").to_owned()
+        }
+    };
+    let stopped_at = finalized_at("stopped").await;
+    let crashed_at = finalized_at("crashed").await;
+    now.set(now.get() + 60 * 60 * 1000);
+    engram
+        .answer_hook(&start("latest"), &roots)
+        .await
+        .expect("starts");
+    assert_eq!(
+        finalized_at("stopped").await,
+        stopped_at,
+        "nothing new: not finalized again"
+    );
+    assert_eq!(finalized_at("crashed").await, crashed_at, "recovered once");
+}

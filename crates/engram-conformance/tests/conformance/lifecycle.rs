@@ -446,3 +446,117 @@ on_a_file_and_over_http!(
     pruning_on_an_embedded_libsql_file,
     pruning_on_the_test_server_over_http
 );
+
+/// A superseded rule (trigger.dev's Prisma version) is shown under its replacement when a
+/// search asks, and a person restores it: live, back in the keyword index, its history
+/// saying so. A live memory, another project's, and one whose words a live memory now
+/// says are refused with nothing changed.
+async fn restoring<D: Database + Copy>(db: D) {
+    let clock = MovableClock(Rc::new(Cell::new(START)));
+    let engram = open(db, &format!("lc-restore-{}", nonce()), &clock).await;
+    let old = engram
+        .remember(rule(
+            "`@trigger.dev/database` exports a Prisma 5.4.1 client that is used extensively in the webapp to access a PostgreSQL instance",
+        ))
+        .await
+        .unwrap();
+    let new = engram
+        .remember(rule(
+            "`@trigger.dev/database` exports a Prisma 6.14.0 client that is used extensively in the webapp to access a PostgreSQL instance",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(new.superseded.as_deref(), Some(old.id.as_str()));
+
+    let mut query = SearchQuery::new("Prisma client webapp");
+    let plain = engram.search(&query).await.unwrap();
+    assert!(
+        plain.hits.iter().all(|h| h.superseded.is_empty()),
+        "only on request"
+    );
+    query.include_superseded = true;
+    let found = engram.search(&query).await.unwrap();
+    let hit = found
+        .hits
+        .iter()
+        .find(|h| h.memory.id == new.id)
+        .expect("the new rule");
+    let shown: Vec<&str> = hit.superseded.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(
+        shown,
+        [old.id.as_str()],
+        "the replaced rule under its replacement"
+    );
+    assert!(
+        found.hits.iter().all(|h| h.memory.id != old.id),
+        "never a hit itself"
+    );
+
+    let live = engram.restore(&new.id).await.unwrap_err();
+    assert_eq!(live.code(), ErrorCode::InvalidInput, "{live}");
+    let other = open(db, &format!("lc-restore-other-{}", nonce()), &clock).await;
+    assert_eq!(
+        other.restore(&old.id).await.unwrap_err().code(),
+        ErrorCode::NotFound
+    );
+
+    let mut by_words = SearchQuery::new("Prisma 5.4.1");
+    by_words.mode = engram::SearchMode::Keyword;
+    let keyword_ids = |found: engram::SearchResponse| -> Vec<String> {
+        found.hits.into_iter().map(|h| h.memory.id).collect()
+    };
+    let before = keyword_ids(engram.search(&by_words).await.unwrap());
+    assert!(
+        !before.contains(&old.id),
+        "a superseded memory leaves the keyword index"
+    );
+
+    clock.0.set(START + DAY);
+    let restored = engram
+        .restore(&old.id[..8])
+        .await
+        .expect("restored by its prefix");
+    assert_eq!(restored.id, old.id);
+    assert!(!restored.deprecated && restored.superseded_by.is_none());
+    assert_eq!(
+        actions(&engram.history(&old.id).await.unwrap()),
+        [
+            HistoryAction::Created,
+            HistoryAction::Superseded,
+            HistoryAction::Restored
+        ]
+    );
+    let after = keyword_ids(engram.search(&by_words).await.unwrap());
+    assert!(
+        after.contains(&old.id),
+        "back in the keyword index: {after:?}"
+    );
+
+    // Forgotten, then said again: restoring the first would make a duplicate.
+    let first = engram
+        .remember(rule("ALWAYS run `cargo fmt` before committing"))
+        .await
+        .unwrap();
+    assert!(engram.forget(&first.id).await.unwrap());
+    let again = engram
+        .remember(rule("ALWAYS run `cargo fmt` before committing"))
+        .await
+        .unwrap();
+    assert_ne!(again.id, first.id);
+    let twin = engram.restore(&first.id).await.unwrap_err();
+    assert_eq!(twin.code(), ErrorCode::InvalidInput);
+    assert!(
+        twin.to_string().contains(&again.id),
+        "names the live one: {twin}"
+    );
+    assert!(
+        engram.get(&first.id).await.unwrap().is_none(),
+        "nothing changed"
+    );
+}
+
+on_a_file_and_over_http!(
+    restoring,
+    restoring_on_an_embedded_libsql_file,
+    restoring_on_the_test_server_over_http
+);

@@ -2,7 +2,7 @@
 //! session's log, the context each injection point adds, and the session finalized from
 //! its log.
 
-use engram_agent::hook::{HookEvent, HookPayload};
+use engram_agent::hook::{recorded_entry, HookEvent, HookPayload};
 use engram_agent::inject::Injection;
 use engram_agent::step::{self, StepRequest};
 use engram_core::ValidationError;
@@ -103,47 +103,7 @@ impl<D: Database> Engram<D> {
             HookEvent::PostToolUse | HookEvent::PostToolUseFailure => {
                 self.tool_hook(event, payload).await
             }
-            HookEvent::SessionStart => {
-                self.recover_crashed_sessions(session, roots).await?;
-                let shown = self.shown(session).await?;
-                let found = self
-                    .session_context_unrecorded(&SessionStart::default())
-                    .await?;
-                let mut text = String::new();
-                if matches!(payload.source.as_deref(), Some("resume" | "compact")) {
-                    let pad = self.session_pad(session, roots).await?;
-                    text.push_str(&work_state(&pad));
-                }
-                let ids: Vec<String> = found
-                    .packed
-                    .memory_ids
-                    .iter()
-                    .filter(|id| !shown.contains(id))
-                    .cloned()
-                    .collect();
-                if !ids.is_empty() {
-                    text.push_str(&found.packed.text);
-                }
-                let mut ids = ids;
-                let learned = self.recently_learned(session, &shown, &found.packed.memory_ids);
-                let learned = self.single(learned).await?;
-                let learned = learned
-                    .rows
-                    .iter()
-                    .map(|row| crate::row::memory_from_row(row).map(Candidate::new))
-                    .collect::<Result<Vec<Candidate>, _>>()?;
-                if !learned.is_empty() {
-                    let budget = PackingBudget::for_phase(None).with_total(LEARNED_BUDGET);
-                    let packed = pack(&learned, &budget);
-                    if !packed.items.is_empty() {
-                        text.push_str(LEARNED_HEADING);
-                        text.push_str(&packed.text);
-                        ids.extend(packed.items.into_iter().map(|item| item.id));
-                    }
-                }
-                self.behind.record(ids.iter().map(String::as_str));
-                self.answer(session, text, ids).await
-            }
+            HookEvent::SessionStart => self.session_start_hook(payload, roots).await,
             HookEvent::UserPromptSubmit => {
                 let Some(prompt) = payload.prompt_query() else {
                     return Ok(HookAnswer::default());
@@ -167,11 +127,15 @@ impl<D: Database> Engram<D> {
                 self.answer(session, text, ids).await
             }
             HookEvent::PreCompact | HookEvent::SubagentStop => {
+                let mut answer = HookAnswer::default();
+                if event == HookEvent::SubagentStop {
+                    answer.events_logged = self.fold_subagent(payload).await?;
+                }
                 let pad = self.session_pad(session, roots).await?;
                 if pad.events > 0 {
                     self.checkpoint_session(&pad).await?;
                 }
-                Ok(HookAnswer::default())
+                Ok(answer)
             }
             // Claude Code stops after every turn: each stop brings the session's learning
             // up to date (finalizing is incremental), so a session that is never ended
@@ -191,6 +155,63 @@ impl<D: Database> Engram<D> {
         }
     }
 
+    /// SessionStart: sessions that ended without a Stop are finalized first; then the
+    /// standing context, what the last sessions learned, and after a `resume` or a
+    /// `compact` the session's own work and what it recorded first.
+    async fn session_start_hook(
+        &self,
+        payload: &HookPayload,
+        roots: &[String],
+    ) -> Result<HookAnswer, EngramError> {
+        let session = payload.session_id.as_str();
+        self.recover_crashed_sessions(session, roots).await?;
+        let shown = self.shown(session).await?;
+        let found = self
+            .session_context_unrecorded(&SessionStart::default())
+            .await?;
+        let mut text = String::new();
+        let mut ids: Vec<String> = Vec::new();
+        if matches!(payload.source.as_deref(), Some("resume" | "compact")) {
+            let pad = self.session_pad(session, roots).await?;
+            text.push_str(&work_state(&pad));
+            // The compacted context lost what the agent recorded: said back, once.
+            if let Some(reflection) = self.reflection(session, 0).await? {
+                text.push_str(&reflection.text);
+                text.push('\n');
+                ids.extend(reflection.memory_ids);
+            }
+        }
+        let standing: Vec<String> = found
+            .packed
+            .memory_ids
+            .iter()
+            .filter(|id| !shown.contains(id) && !ids.contains(id))
+            .cloned()
+            .collect();
+        if !standing.is_empty() {
+            text.push_str(&found.packed.text);
+        }
+        ids.extend(standing);
+        let learned = self.recently_learned(session, &shown, &found.packed.memory_ids);
+        let learned = self.single(learned).await?;
+        let learned = learned
+            .rows
+            .iter()
+            .map(|row| crate::row::memory_from_row(row).map(Candidate::new))
+            .collect::<Result<Vec<Candidate>, _>>()?;
+        if !learned.is_empty() {
+            let budget = PackingBudget::for_phase(None).with_total(LEARNED_BUDGET);
+            let packed = pack(&learned, &budget);
+            if !packed.items.is_empty() {
+                text.push_str(LEARNED_HEADING);
+                text.push_str(&packed.text);
+                ids.extend(packed.items.into_iter().map(|item| item.id));
+            }
+        }
+        self.behind.record(ids.iter().map(String::as_str));
+        self.answer(session, text, ids).await
+    }
+
     /// A finished tool call: its events go to the log; a read or an edit gets the
     /// memories about its files the session has not been shown.
     async fn tool_hook(
@@ -200,18 +221,7 @@ impl<D: Database> Engram<D> {
     ) -> Result<HookAnswer, EngramError> {
         let session = payload.session_id.as_str();
         let mut events = payload.observer_events(0);
-        // Redacted before anything stores or reads them; without a scanner the texts
-        // are not kept at all.
-        for event in &mut events {
-            match self.scanner {
-                Some(scanner) => {
-                    if let Some(redacted) = event.redacted(scanner) {
-                        *event = redacted;
-                    }
-                }
-                None => forget_texts(event),
-            }
-        }
+        self.redact_events(&mut events);
         let mut injection = None;
         if event == HookEvent::PostToolUse {
             let mut context = ToolResultContext {
@@ -228,20 +238,21 @@ impl<D: Database> Engram<D> {
         if event == HookEvent::PostToolUse && injection.is_none() {
             injection = self.known_answer(session, &events).await?;
         }
+        if event == HookEvent::PostToolUse && injection.is_none() {
+            injection = self.reflection(session, step::REFLECT_AFTER_CALLS).await?;
+        }
         let (text, ids) = match injection {
             Some(found) => (found.text, found.memory_ids),
             None => (String::new(), Vec::new()),
         };
         let mut statements = Vec::new();
         if !events.is_empty() {
-            statements.push(Statement::with_params(
-                INSERT_EVENTS,
-                vec![
-                    Value::from(self.project_id()),
-                    Value::from(session),
-                    Value::from(serde_json::to_string(&events).unwrap_or_else(|_| "[]".into())),
-                    Value::Integer(self.host.clock.now_millis()),
-                ],
+            statements.push(self.insert_events(
+                session,
+                payload.agent_id.as_deref(),
+                payload.tool_name.as_deref(),
+                payload.tool_use_id.as_deref(),
+                &events,
             ));
         }
         statements.extend(self.shown_statements(session, &ids));
@@ -252,6 +263,49 @@ impl<D: Database> Engram<D> {
             events_logged: events.len(),
             finalized: None,
         })
+    }
+
+    /// Redacts `events` before anything stores or reads them; without a scanner their
+    /// texts are not kept at all.
+    pub(super) fn redact_events(&self, events: &mut [Event]) {
+        for event in events {
+            match self.scanner {
+                Some(scanner) => {
+                    if let Some(redacted) = event.redacted(scanner) {
+                        *event = redacted;
+                    }
+                }
+                None => forget_texts(event),
+            }
+        }
+    }
+
+    /// The statement appending one tool call's `events` to the session's log, unless a
+    /// call of the same id is logged already (a hook and a subagent's transcript can both
+    /// bring it).
+    pub(super) fn insert_events(
+        &self,
+        session: &str,
+        agent: Option<&str>,
+        tool: Option<&str>,
+        call_id: Option<&str>,
+        events: &[Event],
+    ) -> Statement {
+        let text = |v: Option<&str>| v.filter(|t| !t.is_empty()).map_or(Value::Null, Value::from);
+        let recorded = recorded_entry(events).and_then(|entry| entry.id);
+        Statement::with_params(
+            INSERT_EVENTS,
+            vec![
+                Value::from(self.project_id()),
+                Value::from(session),
+                Value::from(serde_json::to_string(events).unwrap_or_else(|_| "[]".into())),
+                Value::Integer(self.host.clock.now_millis()),
+                text(agent),
+                text(tool),
+                text(call_id),
+                text(recorded.as_deref()),
+            ],
+        )
     }
 
     /// The step-injection decider after a search (Grep, Glob, a grep in Bash): a memory
@@ -315,10 +369,11 @@ impl<D: Database> Engram<D> {
         })
     }
 
-    /// Finalizes the project's sessions that logged tool events, were never finalized (they
-    /// ended before their first Stop: a crash, a kill) and have been quiet for
-    /// [`CRASHED_AFTER_MILLIS`], so a new session starts with what they learned. Only the
-    /// latest logged events are looked at (see [`CRASHED_SESSIONS`]).
+    /// Finalizes the project's sessions that logged tool events after their last finalize
+    /// (or were never finalized: they ended before a Stop, by a crash or a kill) and have
+    /// been quiet for [`CRASHED_AFTER_MILLIS`], so a new session starts with what they
+    /// learned. Finalizing is incremental: only what is new is learned. Only the latest
+    /// logged events are looked at (see [`CRASHED_SESSIONS`]).
     async fn recover_crashed_sessions(
         &self,
         session: &str,
@@ -404,8 +459,10 @@ impl<D: Database> Engram<D> {
     }
 
     /// The session's scratchpad and its events, replayed from its log in the order they
-    /// were appended; each tool call is a step of its own.
-    async fn session_log(
+    /// were appended; each tool call is a step of its own. The calls of each subagent are
+    /// replayed on a scratchpad of their own (parallel agents interleave in the log) and
+    /// the scratchpads merged.
+    pub(super) async fn session_log(
         &self,
         session: &str,
         roots: &[String],
@@ -416,8 +473,13 @@ impl<D: Database> Engram<D> {
                 vec![Value::from(self.project_id()), Value::from(session)],
             ))
             .await?;
+        let normalizer = PathNormalizer::new(roots.iter().cloned());
+        let new_pad =
+            || Scratchpad::new(session.to_owned(), SessionKind::Build, normalizer.clone());
+        // One scratchpad and step count per agent, the session's own agent first.
+        let mut agents: Vec<(Option<String>, Scratchpad, u32)> = vec![(None, new_pad(), 0)];
         let mut events = Vec::new();
-        for (step, row) in rows.rows.iter().enumerate() {
+        for row in &rows.rows {
             let text = match row.first() {
                 Some(value) => value.as_text("events")?,
                 None => continue,
@@ -426,17 +488,34 @@ impl<D: Database> Engram<D> {
             let Ok(logged) = serde_json::from_str::<Vec<Event>>(text) else {
                 continue;
             };
-            let step = u32::try_from(step + 1).unwrap_or(u32::MAX);
-            events.extend(logged.into_iter().map(|e| at_step(e, step)));
+            let agent = match row.get(1) {
+                Some(value) => value.as_opt_text("agent_id")?.map(str::to_owned),
+                None => None,
+            };
+            let slot = match agents.iter().position(|(a, _, _)| *a == agent) {
+                Some(slot) => slot,
+                None => {
+                    agents.push((agent, new_pad(), 0));
+                    agents.len() - 1
+                }
+            };
+            let (_, pad, steps) = &mut agents[slot];
+            *steps += 1;
+            for event in logged.into_iter().map(|e| at_step(e, *steps)) {
+                pad.observe(&event);
+                events.push(event);
+            }
         }
-        let mut pad = Scratchpad::new(
-            session.to_owned(),
-            SessionKind::Build,
-            PathNormalizer::new(roots.iter().cloned()),
-        );
-        for event in &events {
-            pad.observe(event);
-        }
+        let mut pads: Vec<Scratchpad> = agents
+            .into_iter()
+            .map(|(_, pad, _)| pad)
+            .filter(|pad| pad.events > 0)
+            .collect();
+        let pad = match pads.len() {
+            0 => new_pad(),
+            1 => pads.remove(0),
+            _ => Scratchpad::merge(session.to_owned(), &pads),
+        };
         Ok((pad, events))
     }
 }
@@ -540,8 +619,10 @@ fn check_session_id(session: &str) -> Result<(), EngramError> {
     Ok(())
 }
 
-const INSERT_EVENTS: &str =
-    "INSERT INTO hook_events (project_id, session_id, events, created_at) VALUES (?1, ?2, ?3, ?4)";
+const INSERT_EVENTS: &str = "INSERT INTO hook_events \
+(project_id, session_id, events, created_at, agent_id, tool, call_id, recorded_id) \
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE ?7 IS NULL OR NOT EXISTS \
+(SELECT 1 FROM hook_events WHERE project_id = ?1 AND session_id = ?2 AND call_id = ?7)";
 
 /// `?3` a JSON array of ids; one shown row each, kept once.
 const INSERT_SHOWN: &str =
@@ -551,8 +632,8 @@ SELECT ?1, ?2, value, ?4 FROM json_each(?3)";
 const SELECT_SHOWN: &str =
     "SELECT memory_id FROM session_shown WHERE project_id = ?1 AND session_id = ?2";
 
-const SELECT_EVENTS: &str =
-    "SELECT events FROM hook_events WHERE project_id = ?1 AND session_id = ?2 ORDER BY id";
+const SELECT_EVENTS: &str = "SELECT events, agent_id FROM hook_events \
+WHERE project_id = ?1 AND session_id = ?2 ORDER BY id";
 
 /// The memories the last [`LEARNED_SESSIONS`] finalized sessions learned, most confident
 /// first, without those in `?3` (a JSON array of ids).
@@ -572,13 +653,15 @@ ORDER BY m.confidence DESC, m.created_at DESC, m.id LIMIT {LEARNED_MEMORIES}"
 /// turn).
 const CRASHED_AFTER_MILLIS: i64 = 30 * 60 * 1000;
 /// Sessions among the latest 5,000 logged tool events (a crash is recent; the log of a
-/// long-lived project is not read whole), other than `?2`, quiet since `?3` and never
-/// finalized: at most three per session start.
-const CRASHED_SESSIONS: &str = "SELECT session_id FROM hook_events \
-WHERE project_id = ?1 AND session_id <> ?2 \
-AND id > (SELECT coalesce(max(id), 0) - 5000 FROM hook_events) \
-AND session_id NOT IN (SELECT session_id FROM observer_sessions WHERE project_id = ?1) \
-GROUP BY session_id HAVING max(created_at) < ?3 LIMIT 3";
+/// long-lived project is not read whole), other than `?2`, quiet since `?3`, with events
+/// logged after their last finalize (or never finalized): at most three per session start.
+const CRASHED_SESSIONS: &str = "SELECT e.session_id FROM hook_events e \
+LEFT JOIN observer_sessions o ON o.project_id = e.project_id AND o.session_id = e.session_id \
+WHERE e.project_id = ?1 AND e.session_id <> ?2 \
+AND e.id > (SELECT coalesce(max(id), 0) - 5000 FROM hook_events) \
+GROUP BY e.session_id HAVING max(e.created_at) < ?3 AND (max(o.finalized_at) IS NULL \
+OR max(e.created_at) > CAST(round((julianday(max(o.finalized_at)) - 2440587.5) * 86400000) AS INTEGER)) \
+LIMIT 3";
 
 /// How many tool calls a session has logged.
 const COUNT_SESSION_EVENTS: &str =

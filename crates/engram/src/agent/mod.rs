@@ -7,8 +7,10 @@ mod hook;
 mod mcp;
 mod plan;
 mod prompts;
+mod reflect;
 mod session;
 mod sql;
+mod subagent;
 mod tools;
 
 use engram_agent::inject::{self, suffixes_of_all, Injection, InjectionKind, FILE_MEMORY_TYPES};

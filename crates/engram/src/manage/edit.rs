@@ -499,7 +499,11 @@ JOIN memories m ON m.id = k.memory_id WHERE m.project_id = ?1)",
     }
 
     /// Writes a person's change to memory `id` as one durable write.
-    async fn write(&self, statements: Vec<Statement>, id: &str) -> Result<(), EngramError> {
+    pub(super) async fn write(
+        &self,
+        statements: Vec<Statement>,
+        id: &str,
+    ) -> Result<(), EngramError> {
         let write = crate::durable::Write {
             statements,
             key: crate::durable::receipt_key(None, || self.new_id()),
@@ -510,7 +514,7 @@ JOIN memories m ON m.id = k.memory_id WHERE m.project_id = ?1)",
     }
 
     /// The history entry of a person's change to memory `id` (`before`, `after`).
-    fn person_entry(
+    pub(super) fn person_entry(
         &self,
         id: &str,
         action: HistoryAction,

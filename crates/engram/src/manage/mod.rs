@@ -4,6 +4,7 @@
 
 mod edit;
 mod filter;
+mod restore;
 
 pub use edit::{MemoryUpdate, Taught};
 pub use filter::{MemoryFilter, SortKey, Status};

@@ -174,6 +174,7 @@ impl<D: Database> Engram<D> {
                     .await?,
             );
         }
+        self.attach_superseded(queries, &mut responses).await?;
         Ok((responses, reads))
     }
 
@@ -336,6 +337,7 @@ impl<D: Database> Engram<D> {
                 score: c.breakdown.score,
                 memory: c.memory,
                 breakdown: c.breakdown,
+                superseded: Vec::new(),
             })
             .collect();
         Ok(SearchResponse {

@@ -12,6 +12,7 @@ mod plan;
 pub(crate) mod query;
 mod resident;
 mod sql;
+mod superseded;
 
 /// What a candidate statement's answer updates besides the candidates: the resident sets
 /// it picked from.

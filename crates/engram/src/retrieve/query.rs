@@ -61,6 +61,10 @@ pub struct SearchQuery {
     /// given, else no packing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<u32>,
+    /// Also show, under each hit, the retired memories it superseded (one more read, only
+    /// when asked): what a decision or a value replaced, and why.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_superseded: bool,
     /// Stages to run (all by default; switch off for ablations). Only with the
     /// `test-support` feature: the product always runs every stage.
     #[cfg(feature = "test-support")]
@@ -140,6 +144,7 @@ impl SearchQuery {
             scopes: Vec::new(),
             exclude_ids: Vec::new(),
             budget: None,
+            include_superseded: false,
             #[cfg(feature = "test-support")]
             stages: Stages::default(),
         }
@@ -278,6 +283,10 @@ pub struct SearchHit {
     pub score: f64,
     /// How the score came to be: each path's rank and contribution, boosts, weights.
     pub breakdown: Breakdown,
+    /// The retired memories this one superseded, newest first, when the query asked for
+    /// them ([`SearchQuery::include_superseded`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<Memory>,
 }
 
 /// Time spent in each stage of one search, in microseconds (host clock resolution).

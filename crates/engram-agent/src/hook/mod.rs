@@ -10,6 +10,12 @@ use engram_observer::{Event, ToolCall, ToolResult};
 use serde::Deserialize;
 use serde_json::Value;
 
+mod recorded;
+mod subagent;
+
+pub use recorded::{is_record_tool, recorded_entry};
+pub use subagent::{calls_of_transcript, LoggedCall, MAX_AGENT_TRANSCRIPT_BYTES};
+
 /// Longest tool output kept from a payload (a 10 MB `cat` is cut here, before the secret
 /// scanner and the observer see it); the observer's signals are in the first kilobytes.
 pub const MAX_TOOL_OUTPUT_BYTES: usize = 64 * 1024;
@@ -111,8 +117,14 @@ pub struct HookPayload {
     pub reason: Option<String>,
     /// PreCompact: `manual` or `auto`.
     pub trigger: Option<String>,
-    /// SubagentStop: the subagent's id.
+    /// Tool events inside a subagent, and SubagentStop: the subagent's id.
     pub agent_id: Option<String>,
+    /// SubagentStop: the subagent's own transcript (JSON lines).
+    pub agent_transcript_path: Option<String>,
+    /// SubagentStop: the subagent's transcript, when the host read it (never part of the
+    /// JSON: hooks do not send it).
+    #[serde(skip)]
+    pub agent_transcript: Option<String>,
     /// UserPromptSubmit: the end of the session's transcript, when the host read it for a
     /// short prompt (never part of the JSON: hooks do not send it).
     #[serde(skip)]
@@ -285,7 +297,7 @@ fn typed_text(content: &Value) -> Option<String> {
     }
 }
 
-fn cut(text: &str, max: usize) -> &str {
+pub(crate) fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
