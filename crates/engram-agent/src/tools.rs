@@ -154,6 +154,10 @@ secrets.",
                         "minimum": 0,
                         "maximum": 1,
                         "description": "How sure you are (default 0.8)."
+                    },
+                    "replaces": {
+                        "type": "string",
+                        "description": "The id of a memory you were shown that this one corrects or updates (it was wrong or is outdated): that one is retired."
                     }
                 },
                 "required": ["type", "content"],
@@ -241,6 +245,9 @@ pub struct RecordMemoryArgs {
     /// How sure the agent is.
     #[serde(default)]
     pub confidence: Option<f64>,
+    /// The id of a memory this one corrects or updates: that one is retired.
+    #[serde(default)]
+    pub replaces: Option<String>,
 }
 
 /// `analyze_impact`'s arguments.

@@ -1,5 +1,6 @@
 //! `engram mcp`: a Model Context Protocol client's session with the binary over stdio —
-//! the handshake, the tool list, a memory recorded and found again, a bad call answered as
+//! the handshake, the tool list, a memory recorded, found again and corrected by another
+//! that replaces it, a bad call answered as
 //! a tool error the model can read, the session-context prompt, and a malformed line
 //! answered with a JSON-RPC error.
 
@@ -112,6 +113,48 @@ fn an_mcp_client_records_and_finds_a_memory_over_stdio() {
             .as_str()
             .is_some_and(|d| d.contains("run the seed script")),
         "{prompt}"
+    );
+
+    // The agent corrects the memory it was shown: the old one is retired, searchable no
+    // more. A memory that is not there is an error the model can read; nothing is stored.
+    let corrected = request(
+        "tools/call",
+        call(
+            "record_memory",
+            json!({"type": "gotcha", "content": "db/seed.rs now runs every pending migration itself before loading fixtures",
+                   "files": ["db/seed.rs"], "replaces": id}),
+        ),
+    );
+    let text = corrected["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("It replaces memory #{id}, now retired")),
+        "{text}"
+    );
+    let found = request(
+        "tools/call",
+        call("search_memory", json!({"query": "seed script migration"})),
+    );
+    let text = found["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        !text.contains(&format!("[Memory #{id}:")) && text.contains("every pending migration"),
+        "{text}"
+    );
+    let missing = request(
+        "tools/call",
+        call(
+            "record_memory",
+            json!({"type": "gotcha", "content": "Never seed production", "replaces": "ffffffff-0000"}),
+        ),
+    );
+    assert_eq!(missing["result"]["isError"], true, "{missing}");
+    let found = request(
+        "tools/call",
+        call("search_memory", json!({"query": "seed production"})),
+    );
+    let text = found["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        !text.contains("Never seed production"),
+        "nothing stored: {text}"
     );
 
     let bad = request(

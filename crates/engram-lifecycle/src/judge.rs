@@ -64,6 +64,9 @@ pub enum Change {
         /// The file, from the project root.
         source: String,
     },
+    /// Whoever recorded the new memory said it replaces this one (an agent correcting a
+    /// memory it was shown).
+    Declared,
 }
 
 impl Change {
@@ -82,6 +85,7 @@ impl Change {
             }
             Change::Replacement { replaced } => format!("it says {replaced} was replaced"),
             Change::Revised { source } => format!("{source} now says it in other words"),
+            Change::Declared => "whoever recorded it said it replaces this one".to_owned(),
         }
     }
 }

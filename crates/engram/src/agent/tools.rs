@@ -94,8 +94,16 @@ impl<D: Database> Engram<D> {
         if let Some(confidence) = args.confidence {
             memory.confidence = confidence;
         }
+        // The memory it replaces must be live and this project's before anything is stored.
+        let replaced = match args.replaces.as_deref() {
+            Some(id) => Some(self.live(id).await?),
+            None => None,
+        };
         let stored = self.remember(memory).await?;
         let mut text = format!("Recorded {} as memory #{}.", args.memory_type, stored.id);
+        if let Some(old) = replaced {
+            text.push_str(&self.replace_declared(&old, &stored).await?);
+        }
         if !stored.redacted.is_empty() {
             text.push_str(&format!(
                 " Secrets were redacted before storing ({}).",
@@ -114,6 +122,37 @@ impl<D: Database> Engram<D> {
                 "embeddingError": stored.embedding_error,
             }),
         })
+    }
+
+    /// The agent said `stored` replaces `old`: `old` is retired (unless a person's word
+    /// or already replaced by the write itself); the sentence saying what happened.
+    async fn replace_declared(
+        &self,
+        old: &engram_core::Memory,
+        stored: &crate::Remembered,
+    ) -> Result<String, EngramError> {
+        if stored.id == old.id {
+            return Ok(format!(
+                " It says what memory #{} said and was merged into it (its wording kept where it says more).",
+                old.id
+            ));
+        }
+        if stored.superseded.as_deref() == Some(old.id.as_str()) {
+            return Ok(format!(" It replaces memory #{}, now retired.", old.id));
+        }
+        Ok(
+            if self
+                .supersede_declared(old, &stored.id, MemorySource::AgentExplicit)
+                .await?
+            {
+                format!(" It replaces memory #{}, now retired.", old.id)
+            } else {
+                format!(
+                    " Memory #{} is a person's word and stays; yours is kept beside it for review.",
+                    old.id
+                )
+            },
+        )
     }
 
     async fn analyze_impact_tool(

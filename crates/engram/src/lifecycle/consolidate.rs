@@ -54,6 +54,34 @@ fn trust_rank(source: MemorySource, verified: bool, pinned: bool) -> u8 {
 }
 
 impl<D: Database> Engram<D> {
+    /// `new_id`, stored by `source`, replaces the live memory `old`, as whoever recorded it
+    /// said: `old` is retired with `superseded_by`, leaves the keyword index, and both
+    /// histories say why, in one transaction. A memory trusted more than `source` (a
+    /// person's, verified or pinned) is not replaced: `false`.
+    pub(crate) async fn supersede_declared(
+        &self,
+        old: &Memory,
+        new_id: &str,
+        source: MemorySource,
+    ) -> Result<bool, EngramError> {
+        if trust_rank(source, false, false)
+            < trust_rank(old.source, old.flags.user_verified, old.flags.pinned)
+        {
+            return Ok(false);
+        }
+        let now = engram_core::time::rfc3339_from_millis(self.host.clock.now_millis());
+        let statements = supersede_statements(
+            self.project_id(),
+            old,
+            &Change::Declared,
+            new_id,
+            source.as_str(),
+            &now,
+        );
+        self.transaction_with_behind(&statements).await?;
+        Ok(true)
+    }
+
     /// Judges each of `memories` (with its vector, when it has one) against the live
     /// memories it could repeat or contradict, read in one round trip, and against the
     /// memories before it in the batch.
