@@ -32,16 +32,19 @@ fn payload(event: &str, session: &str, extra: serde_json::Value) -> HookPayload 
     HookPayload::from_json(&fields.to_string()).expect("a payload")
 }
 
-async fn finalized<D: Database>(db: &D, session: &str) -> i64 {
+/// The first cell of `sql`'s answer for `session` (its `?1`).
+async fn cell<D: Database>(db: &D, sql: &str, session: &str) -> Value {
     let rows = db
-        .pipeline(&[Statement::with_params(
-            "SELECT count(*) FROM observer_sessions WHERE session_id = ?1",
-            vec![Value::from(session)],
-        )])
+        .pipeline(&[Statement::with_params(sql, vec![Value::from(session)])])
         .await
         .expect("read");
     let rows = rows.into_iter().next().expect("one").expect("ok").rows;
-    rows[0][0].as_i64("count").expect("count")
+    rows[0][0].clone()
+}
+
+async fn finalized<D: Database>(db: &D, session: &str) -> i64 {
+    let sql = "SELECT count(*) FROM observer_sessions WHERE session_id = ?1";
+    cell(db, sql, session).await.as_i64("count").expect("count")
 }
 
 #[tokio::test]
@@ -101,15 +104,17 @@ async fn a_session_that_ended_without_a_stop_is_finalized_by_a_later_start() {
 }
 
 async fn learned_events<D: Database>(db: &D, session: &str) -> i64 {
-    let rows = db
-        .pipeline(&[Statement::with_params(
-            "SELECT events FROM observer_sessions WHERE session_id = ?1",
-            vec![Value::from(session)],
-        )])
+    let sql = "SELECT events FROM observer_sessions WHERE session_id = ?1";
+    cell(db, sql, session)
         .await
-        .expect("read");
-    let rows = rows.into_iter().next().expect("one").expect("ok").rows;
-    rows[0][0].as_i64("events").expect("events")
+        .as_i64("events")
+        .expect("events")
+}
+
+async fn finalized_at<D: Database>(db: &D, session: &str) -> String {
+    let sql = "SELECT finalized_at FROM observer_sessions WHERE session_id = ?1";
+    let value = cell(db, sql, session).await;
+    value.as_text("finalized_at").expect("text").to_owned()
 }
 
 /// A session finalized by a Stop that went on working and then crashed: the calls after
@@ -182,31 +187,21 @@ async fn events_after_a_sessions_last_stop_are_learned_by_a_later_start() {
         recovered > after_stop,
         "the calls after the Stop were learned: {after_stop} events before, {recovered} after"
     );
-    let finalized_at = |session: &'static str| {
-        let db = &db;
-        async move {
-            let rows = db
-                .pipeline(&[Statement::with_params(
-                    "SELECT finalized_at FROM observer_sessions WHERE session_id = ?1",
-                    vec![Value::from(session)],
-                )])
-                .await
-                .expect("read");
-            let rows = rows.into_iter().next().expect("one").expect("ok").rows;
-            rows[0][0].as_text("finalized_at").expect("text").to_owned()
-        }
-    };
-    let stopped_at = finalized_at("stopped").await;
-    let crashed_at = finalized_at("crashed").await;
+    let stopped_at = finalized_at(&db, "stopped").await;
+    let crashed_at = finalized_at(&db, "crashed").await;
     now.set(now.get() + 60 * 60 * 1000);
     engram
         .answer_hook(&start("latest"), &roots)
         .await
         .expect("starts");
     assert_eq!(
-        finalized_at("stopped").await,
+        finalized_at(&db, "stopped").await,
         stopped_at,
         "nothing new: not finalized again"
     );
-    assert_eq!(finalized_at("crashed").await, crashed_at, "recovered once");
+    assert_eq!(
+        finalized_at(&db, "crashed").await,
+        crashed_at,
+        "recovered once"
+    );
 }
