@@ -183,11 +183,12 @@ def _answer(calls, step, kind):
 
 
 def _run_lifecycle_step(engram, step, ids):
-    """`getAny` and `history` of a memory, `prune` with a request, `flushUses`."""
+    """`getAny`, `history` and `restore` of a memory, `prune` with a request, `flushUses`."""
     memory_id = step.get("literalId") or ids.get(step.get("id"))
     calls = {
         "getAny": lambda: engram.get_any(memory_id),
         "history": lambda: engram.history(memory_id),
+        "restore": lambda: engram.restore(memory_id),
         "prune": lambda: engram.prune(step.get("input", {})),
         "flushUses": lambda: engram.flush_uses(),
     }

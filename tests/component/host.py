@@ -87,7 +87,8 @@ class ComponentHost:
                      "[method]engram.augment-tool-result", "[method]engram.step-injection",
                      "[method]engram.record-calibration", "[method]engram.step-limit",
                      "[method]engram.planner-context",
-                     "[method]engram.get-any", "[method]engram.history", "[method]engram.prune",
+                     "[method]engram.get-any", "[method]engram.history", "[method]engram.restore",
+                     "[method]engram.prune",
                      "[method]engram.flush-uses",
                      "[static]session.start", "[method]session.observe",
                      "[method]session.observe-many", "[method]session.hot-files",
@@ -223,6 +224,9 @@ class ComponentEngram:
 
     def history(self, memory_id):
         return json.loads(self.host.call("[method]engram.history", self.handle, memory_id))
+
+    def restore(self, memory_id):
+        return json.loads(self.host.call("[method]engram.restore", self.handle, memory_id))
 
     def prune(self, request):
         return json.loads(self.host.call("[method]engram.prune", self.handle, json.dumps(request)))

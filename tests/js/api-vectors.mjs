@@ -208,7 +208,7 @@ async function answerOf(calls, step, kind) {
   return { answered: true, answer: result.value };
 }
 
-// The lifecycle calls: `getAny` and `history` of a memory, `prune` with a request,
+// The lifecycle calls: `getAny`, `history` and `restore` of a memory, `prune` with a request,
 // `flushUses`; `fields` compared as JSON, `named` fields hold a named memory's id,
 // `actions` the history's actions in order.
 async function runLifecycleStep(engram, step, named) {
@@ -216,6 +216,7 @@ async function runLifecycleStep(engram, step, named) {
   const calls = {
     getAny: () => engram.getAny(id),
     history: () => engram.history(id),
+    restore: () => engram.restore(id),
     prune: () => engram.prune(step.input),
     flushUses: () => engram.flushUses(),
   };

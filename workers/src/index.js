@@ -130,6 +130,7 @@ const routes = {
     return memory ? json(memory) : failure("not_found", "no memory with that id");
   },
   "/v1/history": async (engram, body) => json(await engram.history(String(body?.id ?? ""))),
+  "/v1/restore": async (engram, body) => json(await engram.restore(String(body?.id ?? ""))),
   "/v1/prune": async (engram, body) => json(await engram.prune(body ?? {})),
   "/v1/flush-uses": async (engram) => json(await engram.flushUses()),
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),

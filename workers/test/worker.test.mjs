@@ -81,6 +81,7 @@ function client(projectId, token = TOKEN) {
       }
     },
     history: (id) => call("history", { id }),
+    restore: (id) => call("restore", { id }),
     prune: (request) => call("prune", request ?? {}),
     flushUses: () => call("flush-uses", {}),
     callTool: (name, args) => call("tool", { name, arguments: args }),

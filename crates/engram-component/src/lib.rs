@@ -358,6 +358,10 @@ impl GuestEngram for EngramResource {
         to_json(&run(self.inner.history(&id))?)
     }
 
+    fn restore(&self, id: String) -> Result<String, Error> {
+        to_json(&run(self.inner.restore(&id))?)
+    }
+
     fn prune(&self, request_json: String) -> Result<String, Error> {
         to_json(&run(self.inner.prune_json(&request_json))?)
     }

@@ -268,7 +268,7 @@ fn answer_or_expected(
     }
 }
 
-/// The lifecycle calls: `getAny` and `history` of a memory (`id` or `literalId`), `prune`
+/// The lifecycle calls: `getAny`, `history` and `restore` of a memory (`id` or `literalId`), `prune`
 /// with a request, `flushUses`. `fields` are compared as JSON, `named` fields hold the id
 /// of a named memory, `actions` is the history's actions in order.
 async fn lifecycle_step<D: Database>(
@@ -285,6 +285,10 @@ async fn lifecycle_step<D: Database>(
             .history(&step_id(step, ids)?)
             .await
             .map(|h| serde_json::to_value(h).unwrap_or_default()),
+        "restore" => engram
+            .restore(&step_id(step, ids)?)
+            .await
+            .map(|m| serde_json::to_value(m).unwrap_or_default()),
         "prune" => engram
             .prune_json(&step["input"].to_string())
             .await

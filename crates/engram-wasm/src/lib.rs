@@ -249,6 +249,18 @@ impl EngramHandle {
         })
     }
 
+    /// Makes a retired memory (forgotten, flagged wrong, superseded or pruned) live again;
+    /// rejects with `invalid_input` for a live memory or one whose words a live memory now
+    /// says, `not_found` for an id not of this project.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Memory>")]
+    pub fn restore(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let memory = inner.restore(&id).await.map_err(|e| to_js_error(&e))?;
+            types::to_js(&memory)
+        })
+    }
+
     /// Prunes the project: retires decayed memories and, over the cap, the least valuable;
     /// deletes retired ones past the grace period; `{ dryRun: true }` only reports.
     #[wasm_bindgen(unchecked_return_type = "Promise<PruneReport>")]

@@ -1,10 +1,13 @@
 //! `engram-eval instructions`: every real instruction file of the eval set imported as
 //! memories, then imported again (nothing may be written), then each history folder's
 //! versions imported in order, counting what became of each rule beside what the
-//! folder's README says changed. `--explain NAME` prints the rules of the files whose
-//! name contains NAME beside the memories made.
+//! folder's README says changed, and scoring supersede/retire against a label read off the
+//! versions (`updates`). `--explain NAME` prints the rules of the files whose name contains
+//! NAME beside the memories made.
 
-use std::collections::BTreeMap;
+mod updates;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use engram::{Engram, FileImport, ImportRequest, InstructionFile, RuleOutcome};
@@ -63,7 +66,7 @@ pub async fn run(
     imported.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let first_files: Vec<&FileImport> = imported.iter().map(|(_, f)| f).collect();
     let listed: Vec<&Listed> = imported.iter().map(|(l, _)| *l).collect();
-    let history = history(args, &dir.join("history"), target).await?;
+    let (history, scores) = history(args, &dir.join("history"), target).await?;
     if json_out {
         let files: Vec<_> = first_files
             .iter()
@@ -72,7 +75,10 @@ pub async fn run(
             .collect();
         say!(
             "{}",
-            json!({"files": files, "reimport": {"unchangedFiles": unchanged_files, "rowsBefore": rows_before, "rowsAfter": rows_after}, "history": history})
+            json!({"files": files, "reimport": {"unchangedFiles": unchanged_files, "rowsBefore": rows_before, "rowsAfter": rows_after}, "history": history, "updates": scores.iter().map(|(folder, t)| {
+                let (precision, recall) = t.precision_recall();
+                json!({"folder": folder, "precision": precision, "recall": recall, "right": t.right, "wrong": t.wrong, "missed": t.missed})
+            }).collect::<Vec<_>>()})
         );
         return Ok(());
     }
@@ -121,6 +127,7 @@ pub async fn run(
             say!("    {step}");
         }
     }
+    print_scores(&scores);
     Ok(())
 }
 
@@ -132,7 +139,13 @@ async fn history(
     args: &EvalArgs,
     dir: &Path,
     target: &Target,
-) -> Result<BTreeMap<String, Vec<String>>, CliError> {
+) -> Result<
+    (
+        BTreeMap<String, Vec<String>>,
+        BTreeMap<String, updates::Tally>,
+    ),
+    CliError,
+> {
     let listed = manifest(&dir.join("manifest.tsv"), true)?;
     let mut by_repo: BTreeMap<&str, BTreeMap<&str, Vec<&Listed>>> = BTreeMap::new();
     for l in &listed {
@@ -144,8 +157,11 @@ async fn history(
             .push(l);
     }
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut scores: BTreeMap<String, updates::Tally> = BTreeMap::new();
     for (repo, commits) in by_repo {
         let engram = super::open_memory(format!("history-{repo}"), None, args, target).await?;
+        // Each file's rules at its latest import, by its path in the repository.
+        let mut latest: HashMap<String, Vec<updates::Imported>> = HashMap::new();
         // By date, and among commits of one day by their versions' numbers (the folders
         // number their versions in history order).
         let mut commits: Vec<Vec<&Listed>> = commits.into_values().collect();
@@ -164,6 +180,23 @@ async fn history(
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let report = engram.import_instructions(ImportRequest { files }).await?;
+            let before: Vec<Option<Vec<updates::Imported>>> = versions
+                .iter()
+                .zip(&report.files)
+                .map(|(v, f)| latest.insert(v.path.clone(), updates::rules_of(f)))
+                .collect();
+            let said: HashSet<String> = latest
+                .values()
+                .flatten()
+                .map(|rule| updates::normalized(&rule.text))
+                .collect();
+            for (version, old) in versions.iter().zip(&before) {
+                if let Some(old) = old {
+                    let tally = updates::score(&engram, old, &said).await?;
+                    let folder = version.folder.clone().unwrap_or_default();
+                    scores.entry(folder).or_default().add(&tally);
+                }
+            }
             for (version, f) in versions.iter().zip(&report.files) {
                 let folder = version.folder.clone().unwrap_or_default();
                 out.entry(folder.clone()).or_default().push(format!(
@@ -184,7 +217,38 @@ async fn history(
             }
         }
     }
-    Ok(out)
+    Ok((out, scores))
+}
+
+/// Prints each folder's precision and recall of supersede/retire and the pooled figures,
+/// with every rule acted on wrongly and every miss.
+fn print_scores(scores: &BTreeMap<String, updates::Tally>) {
+    say!("supersede/retire against the versions' own label (precision / recall: right, wrong, missed)");
+    let mut all = updates::Tally::default();
+    for (folder, tally) in scores {
+        let (precision, recall) = tally.precision_recall();
+        say!(
+            "  {folder:<62} {precision:.2} / {recall:.2}: {}, {}, {}",
+            tally.right,
+            tally.wrong.len(),
+            tally.missed.len()
+        );
+        all.add(tally);
+    }
+    let (precision, recall) = all.precision_recall();
+    say!(
+        "  {:<62} {precision:.2} / {recall:.2}: {}, {}, {}",
+        "all",
+        all.right,
+        all.wrong.len(),
+        all.missed.len()
+    );
+    for text in &all.wrong {
+        say!("    acted on, yet kept: {text}");
+    }
+    for text in &all.missed {
+        say!("    changed or went, missed: {text}");
+    }
 }
 
 fn explain(file: &FileImport) {
