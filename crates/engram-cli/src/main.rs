@@ -15,6 +15,7 @@ extern crate engram_cli;
 
 mod agent;
 mod code;
+mod export;
 mod import;
 mod manage;
 mod mcp;
@@ -137,6 +138,17 @@ enum Command {
     /// Importing a file again updates what changed, retires removed rules and writes
     /// nothing for an unchanged file.
     Import(import::ImportArgs),
+    /// Export the project's memories: JSON (every field, with history and import origins;
+    /// `engram load-export` reads it back), Markdown for people, or engram's section of a
+    /// CLAUDE.md or AGENTS.md (`--into FILE`; the rest of the file stays byte for byte).
+    /// Secrets are redacted on the way out.
+    Export(export::ExportArgs),
+    /// Load a JSON export (from `engram export`) into this project, which must not hold
+    /// its memories already; the memories are embedded when a model is loaded.
+    LoadExport {
+        /// The export file, or `-` for stdin.
+        file: String,
+    },
     /// Index a repository's code into the graph (incremental: only changed files are
     /// parsed). Honours .gitignore; skips vendored and build folders.
     Index(code::IndexArgs),
@@ -485,6 +497,8 @@ async fn execute<D: Database>(
         }
         Command::Index(args) => code::index(&engram, &args, json).await?,
         Command::Import(args) => import::run(&engram, &args, json).await?,
+        Command::Export(args) => export::run(&engram, &args).await?,
+        Command::LoadExport { file } => export::load(&engram, &file, json).await?,
         Command::Manage(command) => manage::run(&engram, command, json).await?,
         Command::Observe(observe::ObserveCommand::Replay(args)) => {
             observe::replay(&engram, &args, json).await?

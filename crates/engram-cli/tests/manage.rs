@@ -123,3 +123,133 @@ fn a_person_browses_edits_and_judges_memories() {
     assert_eq!(error["error"]["code"], "not_found", "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `engram export --into CLAUDE.md` writes engram's section and leaves every byte the
+/// person wrote as it was, across edits on both sides; importing the file does not learn
+/// the section back; a JSON export loads into an empty database as the same memories.
+#[test]
+fn an_exported_section_leaves_the_persons_text_byte_identical() {
+    let dir = std::env::temp_dir().join(format!("engram-cli-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("e.db");
+    let claude = dir.join("CLAUDE.md");
+    let person = "# Billing service\r\n\nOur own rule: money is stored in integer cents.\n\n\t- keep this tab\n";
+    std::fs::write(&claude, person).unwrap();
+    let taught = json(
+        &db,
+        &["teach", "Use pnpm, never npm", "--type", "requirement"],
+    );
+    stdout(&engram(
+        &db,
+        &[
+            "remember",
+            "--type",
+            "gotcha",
+            "The invoice PDF job needs the fonts package",
+            "--file",
+            "jobs/pdf.py",
+        ],
+        None,
+    ));
+    stdout(&engram(
+        &db,
+        &[
+            "remember",
+            "--type",
+            "gotcha",
+            "Maybe the cache is slow",
+            "--confidence",
+            "0.4",
+        ],
+        None,
+    ));
+    let into = claude.to_str().unwrap();
+    stdout(&engram(&db, &["export", "--into", into], None));
+    let first = std::fs::read_to_string(&claude).unwrap();
+    assert!(first.starts_with(person), "{first}");
+    assert!(first.contains("- Use pnpm, never npm"), "{first}");
+    assert!(first.contains("fonts package (`jobs/pdf.py`)"), "{first}");
+    assert!(
+        !first.contains("Maybe the cache"),
+        "unsure memories stay out: {first}"
+    );
+
+    // The person writes after the section; a memory changes; the section is written again.
+    let mine = "\n## Later notes\nwritten by hand after the section\n";
+    std::fs::write(&claude, format!("{first}{mine}")).unwrap();
+    let short = &taught["id"].as_str().unwrap()[..8];
+    stdout(&engram(
+        &db,
+        &["edit", short, "--content", "Use pnpm 9, never npm or yarn"],
+        None,
+    ));
+    stdout(&engram(&db, &["export", "--into", into], None));
+    let second = std::fs::read_to_string(&claude).unwrap();
+    let (before, rest) = second.split_once("<!-- engram:begin").expect("a section");
+    let (_, after) = rest.split_once("<!-- engram:end -->").expect("its end");
+    assert_eq!(
+        before,
+        person.to_owned() + "\n",
+        "the text before it, byte for byte"
+    );
+    assert_eq!(
+        after,
+        format!("\n{mine}"),
+        "the text after it, byte for byte"
+    );
+    assert!(
+        second.contains("Use pnpm 9, never npm or yarn")
+            && !second.contains("- Use pnpm, never npm\n")
+    );
+    stdout(&engram(&db, &["export", "--into", into], None));
+    assert_eq!(
+        std::fs::read_to_string(&claude).unwrap(),
+        second,
+        "nothing new: unchanged"
+    );
+
+    // Importing the file reads the person's rules, not engram's own words.
+    let imported = json(&db, &["import", into, "--root", dir.to_str().unwrap()]);
+    let rules = imported["report"]["files"][0]["rules"].as_array().expect("rules");
+    let texts: Vec<&str> = rules.iter().map(|r| r["text"].as_str().unwrap()).collect();
+    assert!(
+        texts.iter().any(|t| t.contains("integer cents")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .all(|t| !t.contains("pnpm") && !t.contains("fonts")),
+        "{texts:?}"
+    );
+
+    // JSON out, and into an empty database.
+    let export = dir.join("export.json");
+    stdout(&engram(
+        &db,
+        &["export", "--out", export.to_str().unwrap()],
+        None,
+    ));
+    let other = dir.join("other.db");
+    let loaded = json(&other, &["load-export", export.to_str().unwrap()]);
+    let all = json(&db, &["list", "--status", "all", "--count"])["count"].clone();
+    assert_eq!(loaded["memories"], all);
+    assert_eq!(
+        json(&other, &["list", "--status", "all", "--count"])["count"],
+        all
+    );
+    let again = engram(
+        &other,
+        &["--json", "load-export", export.to_str().unwrap()],
+        None,
+    );
+    let error: Value = serde_json::from_slice(&again.stderr).expect("a JSON error");
+    assert_eq!(error["error"]["code"], "invalid_input", "{error}");
+    let markdown = stdout(&engram(&db, &["export", "--format", "markdown"], None));
+    assert!(
+        markdown.contains("### requirement") && markdown.contains("Use pnpm 9"),
+        "{markdown}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -15,6 +15,7 @@ mod front_matter;
 mod mentions;
 pub mod reconcile;
 mod rules;
+pub mod section;
 
 pub use format::Format;
 pub use front_matter::FrontMatter;
@@ -122,6 +123,12 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Instructions, ImportError> {
         offset: e.valid_up_to(),
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // The section engram wrote is its own words, not the person's rules.
+    let text = section::without_section(text).map_err(|e| ImportError::Malformed {
+        line: 1,
+        problem: e.to_string(),
+    })?;
+    let text = text.as_ref();
     let (front_matter, body_start) = front_matter::split(text)?;
     let lines: Vec<&str> = text.lines().skip(body_start).collect();
     let own_folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);

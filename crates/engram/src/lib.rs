@@ -30,6 +30,7 @@ mod embed;
 mod embedding;
 mod engram;
 mod error;
+mod export;
 mod instructions;
 mod integrity;
 mod lifecycle;
@@ -62,6 +63,10 @@ pub use crate::durable::{
 };
 pub use crate::engram::{EmbedProgress, EmbeddingStatus, Engram, EngramConfig, Remembered};
 pub use crate::error::{EngramError, ErrorCode};
+pub use crate::export::{
+    ExportLoaded, ProjectExport, EXPORT_FORMAT, EXPORT_VERSION, HISTORY_COLUMNS,
+    MEMORY_TABLE_COLUMNS, ORIGIN_COLUMNS, SECTION_MIN_CONFIDENCE,
+};
 pub use crate::instructions::{
     FileImport, ImportReport, ImportRequest, ImportedRule, InstructionFile, RetiredRule,
     RuleOutcome, MAX_IMPORT_FILES,

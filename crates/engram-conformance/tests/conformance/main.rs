@@ -15,6 +15,7 @@ mod busy;
 mod capabilities;
 mod code_graph;
 mod embedded;
+mod export;
 mod fault_proxy;
 mod faults;
 mod hook_recovery;
