@@ -211,7 +211,9 @@ fn an_exported_section_leaves_the_persons_text_byte_identical() {
 
     // Importing the file reads the person's rules, not engram's own words.
     let imported = json(&db, &["import", into, "--root", dir.to_str().unwrap()]);
-    let rules = imported["report"]["files"][0]["rules"].as_array().expect("rules");
+    let rules = imported["report"]["files"][0]["rules"]
+        .as_array()
+        .expect("rules");
     let texts: Vec<&str> = rules.iter().map(|r| r["text"].as_str().unwrap()).collect();
     assert!(
         texts.iter().any(|t| t.contains("integer cents")),

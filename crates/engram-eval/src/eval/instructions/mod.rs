@@ -65,6 +65,14 @@ pub async fn run(
     }
     imported.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let first_files: Vec<&FileImport> = imported.iter().map(|(_, f)| f).collect();
+    // Each repository is a project of its own: ids are its own.
+    let mut added: HashMap<&str, HashMap<String, String>> = HashMap::new();
+    for (l, f) in &imported {
+        added
+            .entry(l.repo.as_str())
+            .or_default()
+            .extend(added_texts(std::iter::once(f)));
+    }
     let listed: Vec<&Listed> = imported.iter().map(|(l, _)| *l).collect();
     let (history, scores) = history(args, &dir.join("history"), target).await?;
     if json_out {
@@ -113,7 +121,7 @@ pub async fn run(
             say!("      unresolved imports: {}", file.unresolved.join(", "));
         }
         if args.explain.as_deref().is_some_and(|n| l.name.contains(n)) {
-            explain(file);
+            explain(file, &added[l.repo.as_str()]);
         }
     }
     say!(
@@ -160,6 +168,8 @@ async fn history(
     let mut scores: BTreeMap<String, updates::Tally> = BTreeMap::new();
     for (repo, commits) in by_repo {
         let engram = super::open_memory(format!("history-{repo}"), None, args, target).await?;
+        // The text each memory was added with, for saying what a rule merged into.
+        let mut added: HashMap<String, String> = HashMap::new();
         // Each file's rules at its latest import, by its path in the repository.
         let mut latest: HashMap<String, Vec<updates::Imported>> = HashMap::new();
         // By date, and among commits of one day by their versions' numbers (the folders
@@ -197,6 +207,7 @@ async fn history(
                     scores.entry(folder).or_default().add(&tally);
                 }
             }
+            added.extend(added_texts(report.files.iter()));
             for (version, f) in versions.iter().zip(&report.files) {
                 let folder = version.folder.clone().unwrap_or_default();
                 out.entry(folder.clone()).or_default().push(format!(
@@ -212,7 +223,7 @@ async fn history(
                 ));
                 if args.explain.as_deref().is_some_and(|n| folder.contains(n)) {
                     say!("    {folder} {}", version.name);
-                    explain(f);
+                    explain(f, &added);
                 }
             }
         }
@@ -251,7 +262,18 @@ fn print_scores(scores: &BTreeMap<String, updates::Tally>) {
     }
 }
 
-fn explain(file: &FileImport) {
+/// The text each memory was first added with, by memory id.
+fn added_texts<'a>(files: impl Iterator<Item = &'a FileImport>) -> HashMap<String, String> {
+    files
+        .flat_map(|f| f.rules.iter())
+        .filter(|r| r.outcome == RuleOutcome::Added)
+        .map(|r| (r.id.clone(), r.text.clone()))
+        .collect()
+}
+
+/// Prints a file's rules with what became of each; a merged rule with the text of the
+/// memory it merged into, when that reads differently.
+fn explain(file: &FileImport, added: &HashMap<String, String>) {
     for rule in &file.rules {
         let text: String = rule.text.replace('\n', " ⏎ ").chars().take(150).collect();
         say!(
@@ -266,6 +288,12 @@ fn explain(file: &FileImport) {
             },
             text
         );
+        if rule.outcome == RuleOutcome::Merged {
+            if let Some(into) = added.get(&rule.id).filter(|into| **into != rule.text) {
+                let into: String = into.replace('\n', " ⏎ ").chars().take(150).collect();
+                say!("            into: {into}");
+            }
+        }
     }
     for retired in &file.retired {
         let text: String = retired
