@@ -37,6 +37,9 @@ pub enum ManageCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// The project's memory health: a score from 0 to 100 with its parts, memories by
+    /// type and source, growth by week, and the memories about each folder of the code.
+    Health,
     /// Make a retired memory (forgotten, flagged, superseded or pruned) live again.
     Restore {
         /// The memory id (or its first 8 characters).
@@ -234,6 +237,15 @@ pub async fn run<D: Database>(
                 &engram.flag_wrong(&id, reason.as_deref()).await?,
                 json,
             );
+            Ok(())
+        }
+        ManageCommand::Health => {
+            let report = engram.health().await?;
+            if json {
+                say!("{}", serde_json::to_string(&report).unwrap_or_default());
+            } else {
+                print_health(&report);
+            }
             Ok(())
         }
         ManageCommand::Restore { id } => {
@@ -460,4 +472,44 @@ async fn reset<D: Database>(engram: &Engram<D>, yes: bool, json: bool) -> Result
         say!("deleted {gone} memories (their history is kept)");
     }
     Ok(())
+}
+
+/// `engram health` as text: the score, each part, the counts and the least covered folders.
+fn print_health(report: &engram::HealthReport) {
+    say!(
+        "health {} / 100 ({} live memories)",
+        report.health.score,
+        report.live
+    );
+    for part in &report.health.parts {
+        say!(
+            "  {:<18} {:>4.0}%  (weight {:.2})  {}",
+            part.name,
+            part.share * 100.0,
+            part.weight,
+            part.detail
+        );
+    }
+    let listed = |counts: &std::collections::BTreeMap<String, u64>| {
+        counts
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    say!("by type: {}", listed(&report.by_type));
+    say!("by source: {}", listed(&report.by_source));
+    for week in &report.growth {
+        say!("  {}  +{} -{}", week.week, week.added, week.retired);
+    }
+    let uncovered: Vec<&str> = report
+        .folders
+        .iter()
+        .filter(|f| f.memories == 0)
+        .map(|f| f.folder.as_str())
+        .take(10)
+        .collect();
+    if !uncovered.is_empty() {
+        say!("folders with no memory yet: {}", uncovered.join(", "));
+    }
 }

@@ -248,6 +248,13 @@ fn an_exported_section_leaves_the_persons_text_byte_identical() {
     );
     let error: Value = serde_json::from_slice(&again.stderr).expect("a JSON error");
     assert_eq!(error["error"]["code"], "invalid_input", "{error}");
+    let health = json(&db, &["health"]);
+    let score = health["score"].as_u64().expect("a score");
+    assert!(score <= 100, "{health}");
+    assert_eq!(health["live"], json(&db, &["list", "--count"])["count"]);
+    assert_eq!(health["byType"]["requirement"], 1, "{health}");
+    assert_eq!(health["parts"][0]["name"], "reviewBacklog", "{health}");
+    assert!(stdout(&engram(&db, &["health"], None)).starts_with(&format!("health {score} / 100")));
     let markdown = stdout(&engram(&db, &["export", "--format", "markdown"], None));
     assert!(
         markdown.contains("### requirement") && markdown.contains("Use pnpm 9"),

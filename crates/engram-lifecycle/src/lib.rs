@@ -9,6 +9,7 @@
 //! - [`history`]: the entry every change appends.
 
 pub mod confidence;
+pub mod health;
 pub mod history;
 pub mod judge;
 pub mod prune;

@@ -74,8 +74,8 @@ pub use crate::instructions::{
 pub use crate::integrity::{IntegrityReport, KeywordRebuild};
 pub use crate::lifecycle::{PruneReport, PruneRequest, UsesFlushed, MAX_PENDING_USES};
 pub use crate::manage::{
-    ListPage, ListRequest, MemoryFilter, MemoryUpdate, SortKey, Status, Taught, MAX_PAGE,
-    MIN_ID_PREFIX,
+    FolderCoverage, HealthReport, ListPage, ListRequest, MemoryFilter, MemoryUpdate, SortKey,
+    Status, Taught, WeekGrowth, GROWTH_WEEKS, MAX_PAGE, MIN_ID_PREFIX,
 };
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::options::{

@@ -208,6 +208,28 @@ async fn round_trip<D: Database + Copy>(db: D) {
         );
     }
 
+    let (before, after) = (
+        source.health().await.unwrap(),
+        target.health().await.unwrap(),
+    );
+    assert_eq!(
+        (after.live, &after.by_type, &after.by_source),
+        (before.live, &before.by_type, &before.by_source)
+    );
+    assert!(
+        before.by_source.contains_key("observer_inferred")
+            && before.by_source.contains_key("user_taught"),
+        "{before:?}"
+    );
+    assert!(
+        before.folders.iter().any(|f| f.memories > 0),
+        "the session's files have memories: {before:?}"
+    );
+    assert_eq!(
+        before.growth.iter().map(|w| w.added).sum::<u64>() as usize,
+        export.memories.len()
+    );
+
     let twice = target.load_export(&export).await.unwrap_err();
     assert_eq!(twice.code(), ErrorCode::InvalidInput, "{twice}");
     let mut hostile = export.clone();

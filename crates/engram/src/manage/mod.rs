@@ -4,10 +4,12 @@
 
 mod edit;
 mod filter;
+mod health;
 mod restore;
 
 pub use edit::{MemoryUpdate, Taught};
 pub use filter::{MemoryFilter, SortKey, Status};
+pub use health::{FolderCoverage, HealthReport, WeekGrowth, GROWTH_WEEKS};
 
 use engram_core::{Memory, ValidationError};
 use engram_store::{Database, Statement, Value};
