@@ -106,8 +106,9 @@ def test_a_write_while_the_server_is_down_is_buffered_and_flushed(host, tmp_path
 
 
 def test_the_session_context_prompt_reads_as_one_user_message(server, host):
-    [prompt] = host.prompt_definitions()
-    assert prompt["name"] == "session_context"
+    prompts = host.prompt_definitions()
+    assert [p["name"] for p in prompts] == ["session_context", "remember"]
+    prompt = prompts[0]
     assert [a["name"] for a in prompt["arguments"]] == ["task", "files", "modules", "phase", "budget"]
     engram = host.open(server, TOKEN, f"prompt-{time.time_ns()}")
     stored = engram.remember({"type": "gotcha", "content": "the cache key must include the locale", "relatedFiles": ["src/cache.rs"]})

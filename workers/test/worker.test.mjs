@@ -169,7 +169,7 @@ test("an MCP client uses the tools and the session-context prompt over streamabl
   assert.deepEqual(tools.map((t) => t.name), ["search_memory", "record_memory", "analyze_impact"]);
   assert.ok(tools.every((t) => t.inputSchema.type === "object"));
   const prompts = (await request("prompts/list")).result.prompts;
-  assert.deepEqual(prompts.map((p) => p.name), ["session_context"]);
+  assert.deepEqual(prompts.map((p) => p.name), ["session_context", "remember"]);
 
   const recorded = await request("tools/call", { name: "record_memory", arguments: { type: "gotcha", content: "the nightly export job must run after the ledger close", files: ["jobs/export.py"] } });
   assert.equal(recorded.result.isError, false);

@@ -1,6 +1,8 @@
 //! engram's prompts: a session's starting context offered to a Model Context Protocol
 //! client as the prompt `session_context`, so a user (or the client on their behalf) can
-//! start a conversation with what memory holds for the task, with no glue code.
+//! start a conversation with what memory holds for the task, with no glue code; and
+//! `remember`, a person's way to teach engram from inside the agent (Claude Code lists it
+//! as `/mcp__engram__remember`).
 //!
 //! A prompt's arguments are strings (MCP's `prompts/get` takes `{name: string}` pairs), so
 //! lists arrive comma- or line-separated and numbers as text; `engram` parses them straight
@@ -10,6 +12,8 @@ use serde::Serialize;
 
 /// The session-context prompt's name.
 pub const SESSION_CONTEXT: &str = "session_context";
+/// The teach prompt's name: a person says "remember that …" and it is stored as theirs.
+pub const REMEMBER: &str = "remember";
 
 /// One prompt, described for a client's prompt picker (MCP's `prompts/list` entry).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,6 +46,11 @@ pub fn definitions() -> Vec<PromptDefinition> {
         description,
         required: false,
     };
+    let required = |name, description| PromptArgument {
+        name,
+        description,
+        required: true,
+    };
     vec![PromptDefinition {
         name: SESSION_CONTEXT,
         title: "Project memory for this task",
@@ -66,6 +75,22 @@ with a citation for each memory.",
             argument(
                 "budget",
                 "Tokens the context may cost (default: the phase's).",
+            ),
+        ],
+    },
+    PromptDefinition {
+        name: REMEMBER,
+        title: "Remember this (your own memory)",
+        description: "Stores what you say as your own confirmed memory of this project (trusted above what agents record or engram infers), and tells the agent it is stored.",
+        arguments: vec![
+            required("text", "What engram should remember, in a sentence or two."),
+            argument(
+                "type",
+                "Its kind: preference (default), requirement, decision, gotcha, workflow_recipe…",
+            ),
+            argument(
+                "files",
+                "Files it is about, project-relative, separated by commas or lines.",
             ),
         ],
     }]

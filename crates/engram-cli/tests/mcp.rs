@@ -168,6 +168,40 @@ fn an_mcp_client_records_and_finds_a_memory_over_stdio() {
             .is_some_and(|m| m.contains("arguments.budget")),
         "{bad}"
     );
+    // A person teaches engram from inside the agent: stored as theirs, and the agent told.
+    let names: Vec<&str> = listed
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["session_context", "remember"]);
+    let taught = request(
+        "prompts/get",
+        json!({"name": "remember", "arguments": {"text": "Money is stored in integer cents", "type": "requirement", "files": "billing/money.py"}}),
+    );
+    let text = taught["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .expect("text");
+    assert!(
+        text.contains("stored as their own memory") && text.contains("integer cents"),
+        "{taught}"
+    );
+    let found = request(
+        "tools/call",
+        call("search_memory", json!({"query": "money integer cents"})),
+    );
+    let text = found["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Money is stored in integer cents"), "{text}");
+    let empty = request("prompts/get", json!({"name": "remember", "arguments": {}}));
+    assert_eq!(empty["error"]["code"], -32602, "{empty}");
+    assert!(
+        empty["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("arguments.text")),
+        "{empty}"
+    );
+
     let unknown = request("prompts/get", json!({"name": "standup"}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 

@@ -1,18 +1,19 @@
 //! engram's prompts, run: a client's request for `session_context` becomes the session
-//! start's packed context, as the text of one user message.
+//! start's packed context, as the text of one user message; `remember` stores a person's
+//! text as their own memory and tells the agent so.
 //!
 //! A prompt's arguments are strings, so lists arrive comma- or line-separated and the
 //! budget as text; they are parsed straight into a [`SessionStart`], and anything else is
 //! refused by name (`name`, `arguments.<argument>`).
 
-use engram_agent::prompts::SESSION_CONTEXT;
-use engram_core::{Phase, ValidationError};
+use engram_agent::prompts::{REMEMBER, SESSION_CONTEXT};
+use engram_core::{MemoryType, Phase, ValidationError};
 use engram_store::Database;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::SessionStart;
-use crate::{Engram, EngramError};
+use crate::{Engram, EngramError, Taught};
 
 /// The message's first line, saying what follows and how to cite it.
 const CONTEXT_HEADING: &str = "What engram, this project's long-term memory, holds for this \
@@ -47,6 +48,9 @@ impl<D: Database> Engram<D> {
         name: &str,
         arguments: &str,
     ) -> Result<PromptOutput, EngramError> {
+        if name == REMEMBER {
+            return self.remember_prompt(arguments).await;
+        }
         let start = session_start(name, arguments)?;
         let description = match &start.task {
             Some(task) => format!("engram's memory for: {}", first_line(task)),
@@ -73,6 +77,72 @@ impl<D: Database> Engram<D> {
     }
 }
 
+impl<D: Database> Engram<D> {
+    /// `remember`: the person's text stored as their own memory ([`Engram::teach`]); the
+    /// message tells the agent it is stored and what it says.
+    async fn remember_prompt(&self, arguments: &str) -> Result<PromptOutput, EngramError> {
+        let taught = taught(arguments)?;
+        let stored = match self.teach(taught).await {
+            Err(EngramError::Invalid(e)) => return Err(e.within("arguments").into()),
+            other => other?,
+        };
+        let memory = self
+            .get(&stored.id)
+            .await?
+            .ok_or_else(|| EngramError::NotFound(format!("memory {}", stored.id)))?;
+        let text = format!(
+            "The user asked engram to remember this, and it is stored as their own memory \
+[Memory #{}: {}]: {}\nTake it into account from now on.",
+            memory.id,
+            engram_core::quote::chip_text(&memory.citation()),
+            engram_core::quote::for_prompt(memory.content.trim()),
+        );
+        Ok(PromptOutput {
+            prompt: REMEMBER,
+            description: format!("Remembered: {}", first_line(&memory.content)),
+            text,
+            memory_ids: vec![memory.id.clone()],
+            data: serde_json::to_value(&stored).unwrap_or_default(),
+        })
+    }
+}
+
+/// What a `remember` request teaches: `text` (required), `type` and `files`.
+fn taught(arguments: &str) -> Result<Taught, ValidationError> {
+    let mut taught = Taught {
+        content: String::new(),
+        memory_type: None,
+        related_files: Vec::new(),
+        tags: Vec::new(),
+    };
+    for (key, value) in string_arguments(arguments)? {
+        let value = value.trim();
+        match key.as_str() {
+            "text" => taught.content = value.to_owned(),
+            "type" if !value.is_empty() => {
+                taught.memory_type = Some(MemoryType::parse(value).ok_or_else(|| {
+                    ValidationError::field(
+                        format!("arguments.{key}"),
+                        format!("unknown memory type {value:?}"),
+                    )
+                })?);
+            }
+            "type" => {}
+            "files" => taught.related_files = list(value),
+            _ => {
+                return Err(ValidationError::field(
+                    format!("arguments.{key}"),
+                    "unknown argument; the prompt takes text, type and files",
+                ))
+            }
+        }
+    }
+    if taught.content.is_empty() {
+        return Err(ValidationError::field("arguments.text", "is required"));
+    }
+    Ok(taught)
+}
+
 /// The session start a `session_context` request asks for: `arguments` is the JSON text of
 /// an object of strings (`""`, `null` and `{}` mean none). An unknown prompt or argument,
 /// a value that is not a string, an unknown phase or a budget that is not a whole number is
@@ -81,7 +151,9 @@ fn session_start(name: &str, arguments: &str) -> Result<SessionStart, Validation
     if name != SESSION_CONTEXT {
         return Err(ValidationError::field(
             "name",
-            format!("unknown prompt {name:?}; engram's prompt is {SESSION_CONTEXT}"),
+            format!(
+                "unknown prompt {name:?}; engram's prompts are {SESSION_CONTEXT} and {REMEMBER}"
+            ),
         ));
     }
     let mut start = SessionStart::default();
@@ -242,6 +314,23 @@ mod tests {
     }
 
     #[test]
+    fn a_remember_request_needs_its_text_and_a_known_type() {
+        let request =
+            taught(r#"{"text": " Use pnpm ", "type": "requirement", "files": "a.ts, b.ts"}"#)
+                .expect("taught");
+        assert_eq!(request.content, "Use pnpm");
+        assert_eq!(request.memory_type, Some(MemoryType::Requirement));
+        assert_eq!(request.related_files, ["a.ts", "b.ts"]);
+        let field = |json: &str| taught(json).unwrap_err().violations[0].field.clone();
+        assert_eq!(field("{}"), "arguments.text");
+        assert_eq!(
+            field(r#"{"text": "x", "type": "rumour"}"#),
+            "arguments.type"
+        );
+        assert_eq!(field(r#"{"text": "x", "tags": "a"}"#), "arguments.tags");
+    }
+
+    #[test]
     fn every_argument_the_definition_lists_is_accepted() {
         for prompt in engram_agent::prompts::definitions() {
             for argument in &prompt.arguments {
@@ -251,7 +340,15 @@ mod tests {
                     _ => "x",
                 };
                 let json = serde_json::json!({ argument.name: value }).to_string();
-                assert!(session_start(prompt.name, &json).is_ok(), "{json}");
+                if prompt.name == REMEMBER {
+                    let with_text = serde_json::json!({ "text": "x", argument.name: value });
+                    let with_text = with_text
+                        .to_string()
+                        .replace("\"type\":\"x\"", "\"type\":\"gotcha\"");
+                    assert!(taught(&with_text).is_ok(), "{with_text}");
+                } else {
+                    assert!(session_start(prompt.name, &json).is_ok(), "{json}");
+                }
             }
         }
     }
