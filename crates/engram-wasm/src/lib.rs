@@ -17,6 +17,7 @@ mod database;
 mod errors;
 mod graph;
 mod host;
+mod manage;
 mod mcp;
 #[cfg(feature = "static-embedder")]
 mod model;

@@ -106,6 +106,61 @@ export interface PruneReport {
 /** What `flushUses` wrote. */
 export interface UsesFlushed { memories: number; stale: number; }
 
+/** Which memories `list` and `count` take (every field narrows; live ones by default). */
+export interface MemoryFilter {
+  types?: MemoryType[]; sources?: MemorySource[]; scopes?: MemoryScope[]; visibilities?: Visibility[];
+  files?: string[]; modules?: string[]; tags?: string[];
+  needsReview?: boolean; stale?: boolean; superseded?: boolean; pinned?: boolean;
+  userVerified?: boolean; contaminated?: boolean; status?: "live" | "retired" | "all";
+  /** RFC 3339 bounds. */
+  createdAfter?: string; createdBefore?: string; updatedAfter?: string; updatedBefore?: string;
+  usedAfter?: string; usedBefore?: string;
+  /** Words the content holds. */
+  text?: string;
+}
+/** One page of a listing; pass `nextCursor` back as `cursor` for the next. */
+export interface ListRequest {
+  filter?: MemoryFilter; sort?: "created" | "updated" | "used" | "confidence"; ascending?: boolean;
+  /** 1 to 500 (default 50). */
+  limit?: number; cursor?: string;
+}
+export interface ListPage { memories: Memory[]; nextCursor?: string; }
+/** The fields a person changes; absent ones stay. */
+export interface MemoryUpdate {
+  content?: string; type?: MemoryType; tags?: string[]; relatedFiles?: string[]; relatedModules?: string[];
+  scope?: MemoryScope; visibility?: Visibility; confidence?: number; citationText?: string;
+}
+/** A person's own memory (`teach`): confirmed, trusted above an agent's. */
+export interface Taught { content: string; type?: MemoryType; relatedFiles?: string[]; tags?: string[]; }
+/** Instruction files to import, by their path from the project root. */
+export interface ImportRequest { files: { path: string; text: string }[]; }
+export type RuleOutcome = "added" | "merged" | "unchanged" | "reformatted" | "revised" | "forgotten";
+export interface ImportedRule {
+  id: string; line: number; endLine: number; type: MemoryType; outcome: RuleOutcome; text: string; files: string[];
+}
+export interface FileImport {
+  path: string; format: string; unchangedFile: boolean; rules: ImportedRule[];
+  retired: { id: string; line: number; text: string }[];
+  imports: { target: string; resolved?: string; line: number }[]; unresolved: string[];
+}
+export interface ImportReport { files: FileImport[]; pending?: boolean; }
+/** A project's memories whole: rows keyed by column, for `loadExport`. */
+export interface ProjectExport {
+  format: "engram-export"; version: number; schemaVersion: number; projectId: string;
+  memories: Record<string, unknown>[]; history: Record<string, unknown>[]; origins: Record<string, unknown>[];
+  redacted: number;
+}
+export interface ExportLoaded { memories: number; history: number; origins: number; }
+/** One part of the health score: a share in [0, 1] and its weight. */
+export interface HealthPart { name: string; share: number; weight: number; detail: string; }
+export interface HealthReport {
+  /** 0 to 100. */
+  score: number; parts: HealthPart[]; live: number;
+  byType: Record<string, number>; bySource: Record<string, number>;
+  growth: { week: string; added: number; retired: number }[];
+  folders: { folder: string; memories: number }[];
+}
+
 export interface Remembered {
   id: string; redacted: string[]; secretScanSkipped: boolean;
   /** The model that embedded it; absent without an embedder or when embedding failed. */

@@ -10,6 +10,8 @@ import init, {
   type CreateMemoryOptions,
   type EngramError,
   type ErrorCode,
+  type HealthReport,
+  type ListPage,
   type SearchResponse,
 } from "../../dist/engram.js";
 
@@ -44,5 +46,19 @@ export async function usage(): Promise<void> {
     const field: string | undefined = error.violations[0]?.field;
     console.log(code, field, error.status);
   }
+  const page: ListPage = await local.list({ filter: { types: ["gotcha"], needsReview: true }, sort: "updated", limit: 20 });
+  const retired: number = await local.count({ status: "retired" });
+  const edited = await local.update(id, { content: "run the migrations first", tags: ["db"] }, true);
+  await local.confirm(id);
+  await local.pin(id, true);
+  await local.flagWrong(id, "wrong");
+  await local.teach({ content: "use pnpm", type: "requirement" });
+  const report = await local.importInstructions({ files: [{ path: "CLAUDE.md", text: "- use pnpm" }] });
+  const exported = await local.exportJson();
+  const loaded = await memory.loadExport(exported);
+  const markdown: string = await local.exportMarkdown();
+  const health: HealthReport = await local.health();
+  await local.purge(id);
+  console.log(page.nextCursor, retired, edited.flags.userVerified, report.files[0]?.rules.length, loaded.memories, markdown, health.score);
   console.log(redacted.length, many.length, stored?.content, forgotten, reply, status);
 }

@@ -45,6 +45,13 @@ pub struct ProjectExport {
     pub redacted: u64,
 }
 
+impl ProjectExport {
+    /// Parses an export from untrusted JSON, naming the failing field.
+    pub fn from_json(json: &str) -> Result<ProjectExport, ValidationError> {
+        engram_core::validate::from_json(json)
+    }
+}
+
 /// What reading an export back stored.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

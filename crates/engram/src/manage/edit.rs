@@ -136,6 +136,13 @@ pub struct Taught {
     pub tags: Vec<String>,
 }
 
+impl Taught {
+    /// Parses a person's memory from untrusted JSON, naming the failing field.
+    pub fn from_json(json: &str) -> Result<Taught, ValidationError> {
+        engram_core::validate::from_json(json)
+    }
+}
+
 impl<D: Database> Engram<D> {
     /// Changes a live memory's fields (`id` or a unique prefix): the result is validated
     /// and redacted as a new memory is, re-embedded when its text changed, and its keyword

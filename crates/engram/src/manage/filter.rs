@@ -96,6 +96,11 @@ const MAX_FILTER_VALUES: usize = 64;
 const MAX_FILTER_TEXT: usize = 1024;
 
 impl MemoryFilter {
+    /// Parses and validates a filter from untrusted JSON, naming the failing field.
+    pub fn from_json(json: &str) -> Result<MemoryFilter, ValidationError> {
+        engram_core::validate::from_json_checked(json, MemoryFilter::validate)
+    }
+
     /// Checks every field, naming the ones that are wrong.
     pub fn validate(&self) -> Result<(), ValidationError> {
         let mut violations = Vec::new();

@@ -1,0 +1,202 @@
+//! A person's operations on the package: browse, edit and judge memories, teach, import
+//! instruction files, export and load, and health. Each call decodes its input with the
+//! core's validators, calls engram once and encodes the answer.
+
+use engram::{EngramError, ImportRequest, MemoryFilter, MemoryUpdate, ProjectExport, Taught};
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::errors::to_js_error;
+use crate::types;
+use crate::EngramHandle;
+
+/// `value` as JSON text: `{}` when it is undefined or null.
+fn json_or_empty(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        Ok("{}".to_owned())
+    } else {
+        types::stringify(value, what)
+    }
+}
+
+/// A value decoded by the core's validator, its error as engram's typed error.
+fn decoded<T>(result: Result<T, engram::ValidationError>) -> Result<T, JsValue> {
+    result.map_err(|e| to_js_error(&EngramError::from(e)))
+}
+
+#[wasm_bindgen(js_class = Engram)]
+impl EngramHandle {
+    /// One page of memories by a filter, in an order, with a cursor for the next page.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ListPage>")]
+    pub fn list(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ListRequest | undefined")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let json = json_or_empty(&request, "request")?;
+            let page = inner.list_json(&json).await.map_err(|e| to_js_error(&e))?;
+            types::to_js(&page)
+        })
+    }
+
+    /// How many memories a filter matches.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn count(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "MemoryFilter | undefined")] filter: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let json = json_or_empty(&filter, "filter")?;
+            let filter = decoded(MemoryFilter::from_json(&json))?;
+            let count = inner.count(&filter).await.map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::from_f64(count as f64))
+        })
+    }
+
+    /// Changes a memory's fields (re-validated, re-redacted, re-embedded); with
+    /// `confirm: true` it is a correction and the memory becomes user-verified.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Memory>")]
+    pub fn update(
+        &self,
+        id: String,
+        #[wasm_bindgen(unchecked_param_type = "MemoryUpdate")] update: JsValue,
+        confirm: Option<bool>,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let update = decoded(MemoryUpdate::from_json(&types::stringify(
+                &update, "update",
+            )?))?;
+            let memory = if confirm.unwrap_or(false) {
+                inner.correct(&id, &update).await
+            } else {
+                inner.update(&id, &update).await
+            };
+            types::to_js(&memory.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
+    /// A person says the memory is right: user-verified, review cleared.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Memory>")]
+    pub fn confirm(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            types::to_js(&inner.confirm(&id).await.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
+    /// A person says the memory is wrong: retired, and counted against the observer signal
+    /// that made it.
+    #[wasm_bindgen(js_name = flagWrong, unchecked_return_type = "Promise<Memory>")]
+    pub fn flag_wrong(&self, id: String, reason: Option<String>) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let memory = inner.flag_wrong(&id, reason.as_deref()).await;
+            types::to_js(&memory.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
+    /// Pins (`true`) or unpins a memory: a pinned memory never decays and is never pruned.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Memory>")]
+    pub fn pin(&self, id: String, pinned: bool) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            types::to_js(&inner.pin(&id, pinned).await.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
+    /// A person's own memory (source `user_taught`, confirmed).
+    #[wasm_bindgen(unchecked_return_type = "Promise<Remembered>")]
+    pub fn teach(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Taught")] taught: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let taught = decoded(Taught::from_json(&types::stringify(&taught, "taught")?))?;
+            types::to_js(&inner.teach(taught).await.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
+    /// Deletes a memory for good (its history is kept).
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn purge(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            inner.purge(&id).await.map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Imports instruction files (CLAUDE.md, AGENTS.md, Cursor rules…) given as
+    /// `{ files: [{ path, text }] }`: new rules are stored, changed ones supersede, removed
+    /// ones retire.
+    #[wasm_bindgen(js_name = importInstructions, unchecked_return_type = "Promise<ImportReport>")]
+    pub fn import_instructions(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ImportRequest")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let request = decoded(ImportRequest::from_json(&types::stringify(
+                &request, "request",
+            )?))?;
+            let report = inner
+                .import_instructions(request)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&report)
+        })
+    }
+
+    /// The project's memories whole (every field, history and origins), for `loadExport`.
+    #[wasm_bindgen(js_name = exportJson, unchecked_return_type = "Promise<ProjectExport>")]
+    pub fn export_json(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            types::to_js(&inner.export().await.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
+    /// Stores an export in this (empty) project: the same memories, history and origins.
+    #[wasm_bindgen(js_name = loadExport, unchecked_return_type = "Promise<ExportLoaded>")]
+    pub fn load_export(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProjectExport")] export: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let export = decoded(ProjectExport::from_json(&types::stringify(
+                &export, "export",
+            )?))?;
+            types::to_js(
+                &inner
+                    .load_export(&export)
+                    .await
+                    .map_err(|e| to_js_error(&e))?,
+            )
+        })
+    }
+
+    /// The live memories as Markdown, by module and type.
+    #[wasm_bindgen(js_name = exportMarkdown, unchecked_return_type = "Promise<string>")]
+    pub fn export_markdown(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let text = inner.export_markdown().await.map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::from_str(&text))
+        })
+    }
+
+    /// The health score with its parts, counts by type and source, growth and coverage.
+    #[wasm_bindgen(unchecked_return_type = "Promise<HealthReport>")]
+    pub fn health(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            types::to_js(&inner.health().await.map_err(|e| to_js_error(&e))?)
+        })
+    }
+}
