@@ -131,6 +131,25 @@ const routes = {
   },
   "/v1/history": async (engram, body) => json(await engram.history(String(body?.id ?? ""))),
   "/v1/restore": async (engram, body) => json(await engram.restore(String(body?.id ?? ""))),
+  // A person's operations: browse, count, edit and judge, teach, import instruction files,
+  // export and load, health.
+  "/v1/list": async (engram, body) => json(await engram.list(body ?? {})),
+  "/v1/count": async (engram, body) => json({ count: await engram.count(body ?? {}) }),
+  "/v1/update": async (engram, body) => json(await engram.update(String(body?.id ?? ""), body?.update ?? {}, body?.confirm === true)),
+  "/v1/confirm": async (engram, body) => json(await engram.confirm(String(body?.id ?? ""))),
+  "/v1/flag": async (engram, body) => json(await engram.flagWrong(String(body?.id ?? ""), body?.reason == null ? undefined : String(body.reason))),
+  "/v1/pin": async (engram, body) => json(await engram.pin(String(body?.id ?? ""), body?.pinned !== false)),
+  "/v1/teach": async (engram, body) => json(await engram.teach(body ?? {}), 201),
+  "/v1/purge": async (engram, body) => {
+    const id = String(body?.id ?? "");
+    await engram.purge(id);
+    return json({ purged: id });
+  },
+  "/v1/import": async (engram, body) => json(await engram.importInstructions(body ?? {})),
+  "/v1/export": async (engram) => json(await engram.exportJson()),
+  "/v1/load-export": async (engram, body) => json(await engram.loadExport(body ?? {})),
+  "/v1/export-markdown": async (engram) => json({ markdown: await engram.exportMarkdown() }),
+  "/v1/health": async (engram) => json(await engram.health()),
   "/v1/prune": async (engram, body) => json(await engram.prune(body ?? {})),
   "/v1/flush-uses": async (engram) => json(await engram.flushUses()),
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 
 import { runApiVectors } from "../../tests/js/api-vectors.mjs";
+import { personFlow } from "../../tests/js/person-flow.mjs";
 import { loadEngram } from "../../pkg/tests/load.mjs";
 import { startTestServer } from "../../tests/js/testserver.mjs";
 
@@ -48,9 +49,11 @@ after(async () => {
   await server?.stop();
 });
 
-function client(projectId, token = TOKEN) {
+// A client of the Worker at `at` (the suite's Worker by default) with the npm package's
+// method names.
+function client(projectId, token = TOKEN, at = undefined) {
   const call = async (route, body) => {
-    const response = await fetch(`${base}/v1/${route}`, {
+    const response = await fetch(`${at ?? base}/v1/${route}`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "x-engram-project": projectId, "content-type": "application/json" },
       body: typeof body === "string" ? body : JSON.stringify(body),
@@ -95,6 +98,19 @@ function client(projectId, token = TOKEN) {
     recordCalibration: (sample) => call("calibration", sample),
     stepLimit: (request) => call("step-limit", request),
     plannerContext: (request) => call("plan", request),
+    list: (request) => call("list", request ?? {}),
+    count: async (filter) => (await call("count", filter ?? {})).count,
+    update: (id, update, confirm) => call("update", { id, update, confirm: confirm === true }),
+    confirm: (id) => call("confirm", { id }),
+    flagWrong: (id, reason) => call("flag", { id, reason }),
+    pin: (id, pinned) => call("pin", { id, pinned }),
+    teach: (taught) => call("teach", taught),
+    purge: (id) => call("purge", { id }),
+    importInstructions: (request) => call("import", request),
+    exportJson: () => call("export", {}),
+    loadExport: (exported) => call("load-export", exported),
+    exportMarkdown: async () => (await call("export-markdown", {})).markdown,
+    health: () => call("health", {}),
   };
 }
 
@@ -102,6 +118,20 @@ test("API vectors pass through the Worker over HTTP", async () => {
   const vectors = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/api.json"), "utf8"));
   const steps = await runApiVectors(vectors, async (projectId) => client(projectId), `worker-${Date.now()}`, { openSteps: false });
   assert.ok(steps > 30, `only ${steps} steps`);
+});
+
+test("a person's operations through the Worker's routes", async () => {
+  const projectId = `worker-person-${Date.now()}`;
+  // An empty database of its own for the export to load into: ids are unique per database.
+  const other = await startTestServer({ authToken: TOKEN });
+  const otherWorker = startWorker({ LIBSQL_URL: other.url });
+  try {
+    const otherBase = (await otherWorker.ready).toString().replace(/\/$/, "");
+    await personFlow(client(projectId), client(projectId, TOKEN, otherBase));
+  } finally {
+    await otherWorker.dispose();
+    await other.stop();
+  }
 });
 
 test("a search through a warm Worker is exactly one database request", async () => {
