@@ -88,7 +88,12 @@ class ComponentHost:
                      "[method]engram.record-calibration", "[method]engram.step-limit",
                      "[method]engram.planner-context",
                      "[method]engram.get-any", "[method]engram.history", "[method]engram.restore",
-                     "[method]engram.prune",
+                     "[method]engram.prune", "[method]engram.list-memories", "[method]engram.count-memories",
+                     "[method]engram.update", "[method]engram.confirm", "[method]engram.flag-wrong",
+                     "[method]engram.pin", "[method]engram.teach", "[method]engram.purge",
+                     "[method]engram.import-instructions", "[method]engram.export-json",
+                     "[method]engram.load-export", "[method]engram.export-markdown",
+                     "[method]engram.health",
                      "[method]engram.flush-uses",
                      "[static]session.start", "[method]session.observe",
                      "[method]session.observe-many", "[method]session.hot-files",
@@ -227,6 +232,47 @@ class ComponentEngram:
 
     def restore(self, memory_id):
         return json.loads(self.host.call("[method]engram.restore", self.handle, memory_id))
+
+    def list(self, request=None):
+        return json.loads(self.host.call("[method]engram.list-memories", self.handle, json.dumps(request or {})))
+
+    def count(self, memory_filter=None):
+        return self.host.call("[method]engram.count-memories", self.handle, json.dumps(memory_filter or {}))
+
+    def update(self, memory_id, update, confirm=False):
+        text = json.dumps(update)
+        return json.loads(self.host.call("[method]engram.update", self.handle, memory_id, text, confirm))
+
+    def confirm(self, memory_id):
+        return json.loads(self.host.call("[method]engram.confirm", self.handle, memory_id))
+
+    def flag_wrong(self, memory_id, reason=None):
+        return json.loads(self.host.call("[method]engram.flag-wrong", self.handle, memory_id, reason))
+
+    def pin(self, memory_id, pinned=True):
+        return json.loads(self.host.call("[method]engram.pin", self.handle, memory_id, pinned))
+
+    def teach(self, taught):
+        return json.loads(self.host.call("[method]engram.teach", self.handle, json.dumps(taught)))
+
+    def purge(self, memory_id):
+        return self.host.call("[method]engram.purge", self.handle, memory_id)
+
+    def import_instructions(self, request):
+        text = json.dumps(request)
+        return json.loads(self.host.call("[method]engram.import-instructions", self.handle, text))
+
+    def export_json(self):
+        return json.loads(self.host.call("[method]engram.export-json", self.handle))
+
+    def load_export(self, exported):
+        return json.loads(self.host.call("[method]engram.load-export", self.handle, json.dumps(exported)))
+
+    def export_markdown(self):
+        return self.host.call("[method]engram.export-markdown", self.handle)
+
+    def health(self):
+        return json.loads(self.host.call("[method]engram.health", self.handle))
 
     def prune(self, request):
         return json.loads(self.host.call("[method]engram.prune", self.handle, json.dumps(request)))

@@ -129,3 +129,41 @@ def test_tool_definitions_come_in_every_sdk_shape(host):
     with pytest.raises(EngramError) as bad:
         host.tool_definitions("gemini")
     assert bad.value.code == "invalid_input"
+
+
+def test_a_persons_operations_in_wasmtime(server, host):
+    """A real instruction file imported, browsed, taught, corrected, pinned, flagged; health;
+    Markdown; the export refused by the database that holds it; bad input typed."""
+    eval_dir = Path(os.environ.get("ENGRAM_EVAL_DIR", ROOT.parent / "shared/eval"))
+    name = "platformplatform__PlatformPlatform__.cursor__rules__backend__strongly-typed-ids.mdc"
+    text = (eval_dir / "instructions" / name).read_text()
+    engram = host.open(server, TOKEN, f"person-{time.time_ns()}")
+    report = engram.import_instructions({"files": [{"path": ".cursor/rules/backend/strongly-typed-ids.mdc", "text": text}]})
+    rules = report["files"][0]["rules"]
+    assert len(rules) >= 10
+    assert engram.count() == len({r["id"] for r in rules})
+    page = engram.list({"limit": 3, "filter": {"tags": ["imported"]}})
+    assert len(page["memories"]) == 3 and page["nextCursor"]
+    taught = engram.teach({"content": "Money is stored in integer cents", "type": "requirement"})
+    edited = engram.update(taught["id"][:8], {"content": "Money is stored in integer cents, never floats"}, True)
+    assert edited["flags"]["userVerified"] is True
+    assert engram.pin(taught["id"], True)["flags"]["pinned"] is True
+    assert engram.confirm(rules[0]["id"])["flags"]["userVerified"] is True
+    assert engram.flag_wrong(rules[-1]["id"], "not how we do it")["deprecated"] is True
+    assert engram.count({"status": "retired"}) == 1
+    health = engram.health()
+    assert 0 <= health["score"] <= 100 and health["live"] == engram.count()
+    assert "never floats" in engram.export_markdown()
+    exported = engram.export_json()
+    assert exported["format"] == "engram-export" and len(exported["memories"]) == engram.count({"status": "all"})
+    with pytest.raises(EngramError) as again:
+        engram.load_export(exported)
+    assert again.value.code == "invalid_input"
+    with pytest.raises(EngramError) as bad:
+        engram.list({"limit": 0})
+    assert bad.value.code == "invalid_input" and bad.value.violations[0][0] == "limit"
+    with pytest.raises(EngramError) as missing:
+        engram.update("ffffffff-0000-4000-8000-000000000000", {"content": "x"})
+    assert missing.value.code == "not_found"
+    engram.purge(taught["id"])
+    assert engram.count({"pinned": True, "status": "all"}) == 0

@@ -362,6 +362,72 @@ impl GuestEngram for EngramResource {
         to_json(&run(self.inner.restore(&id))?)
     }
 
+    fn list_memories(&self, request_json: String) -> Result<String, Error> {
+        to_json(&run(self.inner.list_json(&request_json))?)
+    }
+
+    fn count_memories(&self, filter_json: String) -> Result<u64, Error> {
+        let filter =
+            engram::MemoryFilter::from_json(&filter_json).map_err(|e| convert(&e.into()))?;
+        run(self.inner.count(&filter))
+    }
+
+    fn update(&self, id: String, update_json: String, confirm: bool) -> Result<String, Error> {
+        let update =
+            engram::MemoryUpdate::from_json(&update_json).map_err(|e| convert(&e.into()))?;
+        let memory = if confirm {
+            run(self.inner.correct(&id, &update))?
+        } else {
+            run(self.inner.update(&id, &update))?
+        };
+        to_json(&memory)
+    }
+
+    fn confirm(&self, id: String) -> Result<String, Error> {
+        to_json(&run(self.inner.confirm(&id))?)
+    }
+
+    fn flag_wrong(&self, id: String, reason: Option<String>) -> Result<String, Error> {
+        to_json(&run(self.inner.flag_wrong(&id, reason.as_deref()))?)
+    }
+
+    fn pin(&self, id: String, pinned: bool) -> Result<String, Error> {
+        to_json(&run(self.inner.pin(&id, pinned))?)
+    }
+
+    fn teach(&self, taught_json: String) -> Result<String, Error> {
+        let taught = engram::Taught::from_json(&taught_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.teach(taught))?)
+    }
+
+    fn purge(&self, id: String) -> Result<(), Error> {
+        run(self.inner.purge(&id))
+    }
+
+    fn import_instructions(&self, request_json: String) -> Result<String, Error> {
+        let request =
+            engram::ImportRequest::from_json(&request_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.import_instructions(request))?)
+    }
+
+    fn export_json(&self) -> Result<String, Error> {
+        to_json(&run(self.inner.export())?)
+    }
+
+    fn load_export(&self, export_json: String) -> Result<String, Error> {
+        let export =
+            engram::ProjectExport::from_json(&export_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.load_export(&export))?)
+    }
+
+    fn export_markdown(&self) -> Result<String, Error> {
+        run(self.inner.export_markdown())
+    }
+
+    fn health(&self) -> Result<String, Error> {
+        to_json(&run(self.inner.health())?)
+    }
+
     fn prune(&self, request_json: String) -> Result<String, Error> {
         to_json(&run(self.inner.prune_json(&request_json))?)
     }
