@@ -32,6 +32,15 @@ fn payload(event: &str, session: &str, extra: serde_json::Value) -> HookPayload 
     HookPayload::from_json(&fields.to_string()).expect("a payload")
 }
 
+/// A session's start, as Claude Code sends it.
+fn start(session: &str) -> HookPayload {
+    payload(
+        "SessionStart",
+        session,
+        serde_json::json!({"source": "startup"}),
+    )
+}
+
 /// The first cell of `sql`'s answer for `session` (its `?1`).
 async fn cell<D: Database>(db: &D, sql: &str, session: &str) -> Value {
     let rows = db
@@ -65,13 +74,6 @@ async fn a_session_that_ended_without_a_stop_is_finalized_by_a_later_start() {
         );
         engram.answer_hook(&read, &roots).await.expect("logged");
     }
-    let start = |session: &str| {
-        payload(
-            "SessionStart",
-            session,
-            serde_json::json!({"source": "startup"}),
-        )
-    };
 
     now.set(now.get() + 10 * 60 * 1000);
     engram
@@ -160,13 +162,6 @@ async fn events_after_a_sessions_last_stop_are_learned_by_a_later_start() {
             .await
             .expect("logged");
     }
-    let start = |session: &str| {
-        payload(
-            "SessionStart",
-            session,
-            serde_json::json!({"source": "startup"}),
-        )
-    };
     now.set(now.get() + 10 * 60 * 1000);
     engram
         .answer_hook(&start("next"), &roots)
