@@ -37,6 +37,14 @@ pub enum ManageCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Review a session: what memory it was shown, what it learned that waits for you (and
+    /// what needs no review), and the tokens memory saved it. Judge each with `confirm`,
+    /// `edit --confirm` or `flag`.
+    Review {
+        /// The session (default: the last one the observer finalized).
+        #[arg(long)]
+        session: Option<String>,
+    },
     /// The project's memory health: a score from 0 to 100 with its parts, memories by
     /// type and source, growth by week, and the memories about each folder of the code.
     Health,
@@ -237,6 +245,18 @@ pub async fn run<D: Database>(
                 &engram.flag_wrong(&id, reason.as_deref()).await?,
                 json,
             );
+            Ok(())
+        }
+        ManageCommand::Review { session } => {
+            let review = engram.session_review(session.as_deref()).await?;
+            if json {
+                say!("{}", serde_json::to_string(&review).unwrap_or_default());
+            } else {
+                match &review {
+                    Some(review) => print_review(review),
+                    None => say!("no session to review yet"),
+                }
+            }
             Ok(())
         }
         ManageCommand::Health => {
@@ -512,4 +532,34 @@ fn print_health(report: &engram::HealthReport) {
     if !uncovered.is_empty() {
         say!("folders with no memory yet: {}", uncovered.join(", "));
     }
+}
+
+/// `engram review` as text: each part with the memories' short ids, to judge them by.
+fn print_review(review: &engram::SessionReview) {
+    say!(
+        "session {}: memory saved about {} tokens of reading",
+        review.session_id,
+        review.estimated_tokens_saved
+    );
+    let part = |title: &str, memories: &[Memory]| {
+        if memories.is_empty() {
+            return;
+        }
+        say!("{title} ({})", memories.len());
+        for memory in memories {
+            say!(
+                "  {} [{}] {}",
+                short(&memory.id),
+                memory.memory_type,
+                memory.content
+            );
+        }
+    };
+    part("applied", &review.applied);
+    part(
+        "new, waiting for review (confirm, edit --confirm or flag)",
+        &review.needs_review,
+    );
+    part("new, confirmed", &review.auto_confirmed);
+    part("new", &review.learned);
 }

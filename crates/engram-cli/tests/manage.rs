@@ -248,6 +248,8 @@ fn an_exported_section_leaves_the_persons_text_byte_identical() {
     );
     let error: Value = serde_json::from_slice(&again.stderr).expect("a JSON error");
     assert_eq!(error["error"]["code"], "invalid_input", "{error}");
+    assert_eq!(json(&db, &["review"]), Value::Null, "no session to review");
+    assert!(stdout(&engram(&db, &["review"], None)).contains("no session to review yet"));
     let health = json(&db, &["health"]);
     let score = health["score"].as_u64().expect("a score");
     assert!(score <= 100, "{health}");

@@ -74,8 +74,9 @@ pub use crate::instructions::{
 pub use crate::integrity::{IntegrityReport, KeywordRebuild};
 pub use crate::lifecycle::{PruneReport, PruneRequest, UsesFlushed, MAX_PENDING_USES};
 pub use crate::manage::{
-    FolderCoverage, HealthReport, ListPage, ListRequest, MemoryFilter, MemoryUpdate, SortKey,
-    Status, Taught, WeekGrowth, GROWTH_WEEKS, MAX_PAGE, MIN_ID_PREFIX,
+    FolderCoverage, HealthReport, ListPage, ListRequest, MemoryFilter, MemoryUpdate, SessionReview,
+    SortKey, Status, Taught, WeekGrowth, AUTO_CONFIRM_CONFIDENCE, AUTO_CONFIRM_USES,
+    BYTES_PER_TOKEN, GROWTH_WEEKS, MAX_PAGE, MIN_ID_PREFIX,
 };
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::options::{

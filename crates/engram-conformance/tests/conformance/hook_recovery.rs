@@ -200,3 +200,91 @@ async fn events_after_a_sessions_last_stop_are_learned_by_a_later_start() {
         "recovered once"
     );
 }
+
+/// The session review: what a session was shown, what it learned by part, and the reading
+/// the shown memories' indexed files would have cost.
+#[tokio::test]
+async fn a_session_review_shows_what_was_applied_and_what_was_learned() {
+    let (_tmp, db) = open_db("session-review").await;
+    let now = Rc::new(Cell::new(1_800_000_000_000));
+    let host = Host::new(MovableClock(Rc::clone(&now)), OsEntropy);
+    let engram = Engram::open(&db, EngramConfig::default(), host)
+        .await
+        .expect("engram");
+    assert!(
+        engram.session_review(None).await.unwrap().is_none(),
+        "nothing to review yet"
+    );
+    let mut gotcha = engram::NewMemory::new(
+        engram::MemoryType::Gotcha,
+        "db.rs must be migrated before api.rs starts",
+    );
+    gotcha.related_files = vec!["src/db.rs".into()];
+    let shown = engram.remember(gotcha).await.unwrap();
+    // The indexed file the shown memory cites: 4,000 bytes.
+    db.pipeline(&[Statement::with_params(
+        "INSERT INTO code_files (project_id, path, language, hash, lines, bytes, outline, indexed_at) \
+VALUES ('default', 'src/db.rs', 'rust', 'h', 100, 4000, '[]', 0)",
+        vec![],
+    )])
+    .await
+    .expect("indexed");
+    let learned = |content: &str, review: bool, verified: bool| {
+        let mut memory = engram::NewMemory::new(engram::MemoryType::Gotcha, content);
+        memory.session_id = Some("s".into());
+        memory.flags.needs_review = review;
+        memory.flags.user_verified = verified;
+        memory
+    };
+    let waiting = engram
+        .remember(learned("the cache needs a warm-up", true, false))
+        .await
+        .unwrap();
+    let confirmed = engram
+        .remember(learned("tests need REDIS_URL", false, true))
+        .await
+        .unwrap();
+    let plain = engram
+        .remember(learned("the build takes a while", false, false))
+        .await
+        .unwrap();
+    let read = payload(
+        "PostToolUse",
+        "s",
+        serde_json::json!({"tool_name": "Read", "tool_use_id": "t1",
+            "tool_input": {"file_path": "/work/app/src/db.rs"}, "tool_response": "fn main() {}"}),
+    );
+    let answer = engram
+        .answer_hook(&read, &["/work/app".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(answer.memory_ids, [shown.id.as_str()]);
+    let stop = payload("Stop", "s", serde_json::json!({}));
+    engram
+        .answer_hook(&stop, &["/work/app".to_owned()])
+        .await
+        .unwrap();
+
+    let review = engram
+        .session_review(None)
+        .await
+        .unwrap()
+        .expect("the last session");
+    let ids =
+        |memories: &[engram::Memory]| memories.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
+    assert_eq!(review.session_id, "s");
+    assert_eq!(ids(&review.applied), [shown.id.as_str()]);
+    assert_eq!(ids(&review.needs_review), [waiting.id.as_str()]);
+    assert_eq!(ids(&review.auto_confirmed), [confirmed.id.as_str()]);
+    assert_eq!(ids(&review.learned), [plain.id.as_str()]);
+    assert_eq!(review.estimated_tokens_saved, 1000);
+    // Judged with one call each: it leaves the waiting list.
+    engram.confirm(&waiting.id).await.unwrap();
+    let again = engram
+        .session_review(Some("s"))
+        .await
+        .unwrap()
+        .expect("the session");
+    assert!(again.needs_review.is_empty());
+    assert_eq!(ids(&again.auto_confirmed).len(), 2);
+}

@@ -6,10 +6,12 @@ mod edit;
 mod filter;
 mod health;
 mod restore;
+mod review;
 
 pub use edit::{MemoryUpdate, Taught};
 pub use filter::{MemoryFilter, SortKey, Status};
 pub use health::{FolderCoverage, HealthReport, WeekGrowth, GROWTH_WEEKS};
+pub use review::{SessionReview, AUTO_CONFIRM_CONFIDENCE, AUTO_CONFIRM_USES, BYTES_PER_TOKEN};
 
 use engram_core::{Memory, ValidationError};
 use engram_store::{Database, Statement, Value};

@@ -1,0 +1,128 @@
+//! The session review: for one session, what memory it was shown (applied), what it
+//! learned that waits for a person, what it learned that needs no review (confirmed by a
+//! person, or confident and used), and an estimate of the tokens memory saved it. Each
+//! memory is judged with one call ([`Engram::confirm`], [`Engram::flag_wrong`],
+//! [`Engram::correct`]).
+
+use engram_core::Memory;
+use engram_store::{Database, Statement, Value};
+use serde::Serialize;
+
+use crate::row::memory_from_row;
+use crate::sql::MEMORY_COLUMNS;
+use crate::{Engram, EngramError};
+
+/// Above this confidence a memory used this often needs no review.
+pub const AUTO_CONFIRM_CONFIDENCE: f64 = 0.9;
+/// The uses that, with [`AUTO_CONFIRM_CONFIDENCE`], confirm a memory.
+pub const AUTO_CONFIRM_USES: u64 = 3;
+/// Bytes of source per token when estimating what reading a file costs.
+pub const BYTES_PER_TOKEN: u64 = 4;
+
+/// One session, reviewed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReview {
+    /// The session.
+    pub session_id: String,
+    /// Memories it was shown (at its start, after prompts, after reads), live ones.
+    pub applied: Vec<Memory>,
+    /// Memories it learned that wait for a person's review.
+    pub needs_review: Vec<Memory>,
+    /// Memories it learned that need no review: a person confirmed them, or they are
+    /// confident and were used.
+    pub auto_confirmed: Vec<Memory>,
+    /// The rest of what it learned.
+    pub learned: Vec<Memory>,
+    /// An estimate of the tokens memory saved the session: what reading the files the
+    /// applied memories cite would cost (their indexed size, a token per
+    /// [`BYTES_PER_TOKEN`] bytes), each file once; files never indexed count nothing.
+    pub estimated_tokens_saved: u64,
+}
+
+impl<D: Database> Engram<D> {
+    /// The review of `session`, or of the last finalized session when `None` (none when the
+    /// project has none). Two round trips at most.
+    pub async fn session_review(
+        &self,
+        session: Option<&str>,
+    ) -> Result<Option<SessionReview>, EngramError> {
+        let project = Value::from(self.project_id());
+        let session = match session {
+            Some(id) => id.to_owned(),
+            None => {
+                let last = self
+                    .single(Statement::with_params(
+                        "SELECT session_id FROM observer_sessions WHERE project_id = ?1 \
+ORDER BY finalized_at DESC LIMIT 1",
+                        vec![project.clone()],
+                    ))
+                    .await?;
+                match last.rows.first().and_then(|row| row.first()) {
+                    Some(value) => value.as_text("session_id")?.to_owned(),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let id = Value::from(session.as_str());
+        let statements = vec![
+            Statement::with_params(
+                format!(
+                    "SELECT {MEMORY_COLUMNS} FROM session_shown s JOIN memories m ON m.id = s.memory_id \
+WHERE s.project_id = ?1 AND s.session_id = ?2 AND m.deprecated = 0 ORDER BY s.shown_at, m.id"
+                ),
+                vec![project.clone(), id.clone()],
+            ),
+            Statement::with_params(
+                format!(
+                    "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.project_id = ?1 AND m.session_id = ?2 \
+AND m.deprecated = 0 AND m.chunk_type IS NULL ORDER BY m.created_at, m.id"
+                ),
+                vec![project.clone(), id.clone()],
+            ),
+            Statement::with_params(
+                "SELECT coalesce(sum(c.bytes), 0) FROM code_files c WHERE c.project_id = ?1 AND c.path IN \
+(SELECT DISTINCT f.path FROM session_shown s JOIN memory_files f ON f.memory_id = s.memory_id \
+WHERE s.project_id = ?1 AND s.session_id = ?2)",
+                vec![project, id],
+            ),
+        ];
+        let mut answers = Vec::with_capacity(3);
+        for answer in self.db.pipeline(&statements).await? {
+            answers.push(answer.map_err(engram_store::StoreError::Sql)?);
+        }
+        let memories = |i: usize| -> Result<Vec<Memory>, EngramError> {
+            answers[i]
+                .rows
+                .iter()
+                .map(|row| memory_from_row(row).map_err(EngramError::from))
+                .collect()
+        };
+        let applied = memories(0)?;
+        let bytes = match answers[2].rows.first().and_then(|row| row.first()) {
+            Some(value) => u64::try_from(value.as_i64("bytes")?).unwrap_or(0),
+            None => 0,
+        };
+        let mut review = SessionReview {
+            session_id: session,
+            applied,
+            needs_review: Vec::new(),
+            auto_confirmed: Vec::new(),
+            learned: Vec::new(),
+            estimated_tokens_saved: bytes / BYTES_PER_TOKEN,
+        };
+        for memory in memories(1)? {
+            let confirmed = memory.flags.user_verified
+                || (memory.confidence > AUTO_CONFIRM_CONFIDENCE
+                    && memory.access_count >= AUTO_CONFIRM_USES);
+            if memory.flags.needs_review {
+                review.needs_review.push(memory);
+            } else if confirmed {
+                review.auto_confirmed.push(memory);
+            } else {
+                review.learned.push(memory);
+            }
+        }
+        Ok(Some(review))
+    }
+}
