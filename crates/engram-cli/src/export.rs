@@ -113,21 +113,8 @@ fn write_whole(path: &Path, text: &str) -> Result<(), CliError> {
 /// Runs `engram load-export FILE`: the export read back, then the memories embedded when
 /// a model is loaded.
 pub async fn load<D: Database>(engram: &Engram<D>, path: &str, json: bool) -> Result<(), CliError> {
-    let text = if path == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
-        text
-    } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| CliError::Usage(format!("cannot read {path}: {e}")))?
-    };
-    let export: ProjectExport = serde_json::from_str(&text).map_err(|e| {
-        engram::EngramError::from(engram_core::ValidationError::field(
-            "(export)",
-            format!("is not an engram export: {e}"),
-        ))
-    })?;
+    let text = crate::read_input(path)?;
+    let export = ProjectExport::from_json(&text).map_err(engram::EngramError::from)?;
     let loaded = engram.load_export(&export).await?;
     if engram.embedding_status().await?.is_some() {
         while engram.embed_pending(64).await?.embedded > 0 {}

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use crate::file_db::open_db;
 use engram::agent_loop::hook::HookPayload;
 use engram::{Engram, EngramConfig, Host, OsEntropy};
+use engram_libsql::LocalDatabase;
 use engram_store::{Database, Statement, Value};
 
 /// A clock the test moves.
@@ -30,6 +31,14 @@ fn payload(event: &str, session: &str, extra: serde_json::Value) -> HookPayload 
         fields.extend(extra.clone());
     }
     HookPayload::from_json(&fields.to_string()).expect("a payload")
+}
+
+/// engram on `db` with the default project, its clock at `now` (the test moves it).
+async fn at_time<'a>(db: &'a LocalDatabase, now: &Rc<Cell<i64>>) -> Engram<&'a LocalDatabase> {
+    let host = Host::new(MovableClock(Rc::clone(now)), OsEntropy);
+    Engram::open(db, EngramConfig::default(), host)
+        .await
+        .expect("engram")
 }
 
 /// A session's start, as Claude Code sends it.
@@ -60,10 +69,7 @@ async fn finalized<D: Database>(db: &D, session: &str) -> i64 {
 async fn a_session_that_ended_without_a_stop_is_finalized_by_a_later_start() {
     let (_tmp, db) = open_db("hook-recovery").await;
     let now = Rc::new(Cell::new(1_800_000_000_000));
-    let host = Host::new(MovableClock(Rc::clone(&now)), OsEntropy);
-    let engram = Engram::open(&db, EngramConfig::default(), host)
-        .await
-        .expect("engram");
+    let engram = at_time(&db, &now).await;
     let roots = vec!["/work/app".to_owned()];
     for (i, file) in ["src/db.rs", "src/api.rs", "src/db.rs"].iter().enumerate() {
         let read = payload(
@@ -126,10 +132,7 @@ async fn finalized_at<D: Database>(db: &D, session: &str) -> String {
 async fn events_after_a_sessions_last_stop_are_learned_by_a_later_start() {
     let (_tmp, db) = open_db("hook-recovery-after-stop").await;
     let now = Rc::new(Cell::new(1_800_000_000_000));
-    let host = Host::new(MovableClock(Rc::clone(&now)), OsEntropy);
-    let engram = Engram::open(&db, EngramConfig::default(), host)
-        .await
-        .expect("engram");
+    let engram = at_time(&db, &now).await;
     let roots = vec!["/work/app".to_owned()];
     let read = |session: &str, i: usize| {
         payload(
@@ -207,10 +210,7 @@ async fn events_after_a_sessions_last_stop_are_learned_by_a_later_start() {
 async fn a_session_review_shows_what_was_applied_and_what_was_learned() {
     let (_tmp, db) = open_db("session-review").await;
     let now = Rc::new(Cell::new(1_800_000_000_000));
-    let host = Host::new(MovableClock(Rc::clone(&now)), OsEntropy);
-    let engram = Engram::open(&db, EngramConfig::default(), host)
-        .await
-        .expect("engram");
+    let engram = at_time(&db, &now).await;
     assert!(
         engram.session_review(None).await.unwrap().is_none(),
         "nothing to review yet"
