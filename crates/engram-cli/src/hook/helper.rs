@@ -185,6 +185,9 @@ fn start(target: &Target, root: &Path) {
 /// another helper of the same configuration answers already.
 pub async fn serve(target: &Target, root: &Path) -> Result<(), CliError> {
     let failed = |what: &str, e: std::io::Error| CliError::Usage(format!("{what}: {e}"));
+    // Before anything slow (the model loads after the socket is bound): an upgrade while
+    // this helper starts must still read as one.
+    let binary = binary_identity();
     let target = hook_target(target);
     let (socket, pid) = paths(&target, root);
     std::fs::create_dir_all(root.join(ENGRAM_DIR))
@@ -209,13 +212,35 @@ pub async fn serve(target: &Target, root: &Path) -> Result<(), CliError> {
         engram,
     };
     let busy_since = watch_for_stuck(socket.clone(), own);
-    listen(&target, &resident, &listener, &socket, own, &busy_since).await;
+    let own = Own {
+        socket: own,
+        binary,
+    };
+    listen(&target, &resident, &listener, &socket, &own, &busy_since).await;
     // Only its own files: a helper started since may have taken the names.
-    if inode(&socket) == own {
+    if inode(&socket) == own.socket {
         let _ = std::fs::remove_file(&socket);
         let _ = std::fs::remove_file(&pid);
     }
     Ok(())
+}
+
+/// What a helper was started as: its socket file's inode and its binary's identity.
+struct Own {
+    socket: Option<u64>,
+    binary: Option<(PathBuf, u64, u64, i64)>,
+}
+
+impl Own {
+    /// Whether this helper should leave: its socket is gone or another's, or its binary
+    /// was replaced (the file at its path changed, or its running image was unlinked).
+    fn superseded(&self, socket: &Path) -> bool {
+        let unlinked = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.to_str().map(|p| p.ends_with(" (deleted)")))
+            .unwrap_or(false);
+        inode(socket) != self.socket || unlinked || binary_identity() != self.binary
+    }
 }
 
 /// Milliseconds since the helper started at which it took the hook it is answering, or
@@ -251,14 +276,13 @@ async fn listen(
     resident: &Resident,
     listener: &tokio::net::UnixListener,
     socket: &Path,
-    own: Option<u64>,
+    own: &Own,
     busy_since: &BusySince,
 ) {
     let mut sessions: HashSet<String> = HashSet::new();
     let mut ended_any = false;
     let mut last_use = Instant::now();
     let started = Instant::now();
-    let binary = binary_identity();
     loop {
         let limit = if sessions.is_empty() && ended_any {
             linger()
@@ -267,7 +291,7 @@ async fn listen(
         };
         // Gone or replaced (its folder removed, another helper started in a race), or
         // engram upgraded under it: hooks of the new binary start a helper of their own.
-        if last_use.elapsed() >= limit || inode(socket) != own || binary_identity() != binary {
+        if last_use.elapsed() >= limit || own.superseded(socket) {
             return;
         }
         let Ok(accepted) = tokio::time::timeout(CHECK_EVERY, listener.accept()).await else {
