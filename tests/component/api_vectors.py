@@ -122,6 +122,8 @@ def _run_step(engram, step, ids):
         _run_agent_step(engram, step, ids)
     elif op == "lifecycle":
         _run_lifecycle_step(engram, step, ids)
+    elif op == "person":
+        _run_person_step(engram, step, ids)
     else:
         raise AssertionError(f"unknown op {op}")
 
@@ -193,19 +195,96 @@ def _run_lifecycle_step(engram, step, ids):
         "flushUses": lambda: engram.flush_uses(),
     }
     answered, answer = _answer(calls, step, "lifecycle")
+    if answered:
+        _check_call(answer, step.get("expect", {}), ids)
+
+
+def _import_input(request):
+    """An import request with each file's `textRepeat` (`{text, times}`) spelled out."""
+    files = request.get("files")
+    if isinstance(files, list):
+        files = [
+            {**{k: v for k, v in f.items() if k != "textRepeat"}, "text": f["textRepeat"]["text"] * f["textRepeat"]["times"]}
+            if "textRepeat" in f else f
+            for f in files
+        ]
+    return {**request, "files": files}
+
+
+def _run_person_step(engram, step, ids):
+    """A person's operations, as the Rust and JavaScript runners run them."""
+    full = step.get("literalId") or ids.get(step.get("id"))
+    memory_id = full[:8] if step.get("short") and full else full
+    level = step.get("level")
+    if step["call"] == "setTrustLevel" and not (isinstance(level, int) and 0 <= level <= 255):
+        # WIT passes the level as a u8: a value of another type is refused by the binding
+        # before engram sees it, which is this host's typed refusal.
+        assert "expectError" in step, f"level {level!r} cannot cross the WIT boundary"
+        try:
+            engram.set_trust_level(level)
+        except EngramError:
+            raise
+        except Exception:  # noqa: BLE001 - the binding's own type error
+            return
+        raise AssertionError(f"the binding took level {level!r}")
+    calls = {
+        "list": lambda: engram.list(step.get("input")),
+        "count": lambda: engram.count(step.get("input")),
+        "update": lambda: engram.update(memory_id, step.get("input", {}), step.get("confirm") is True),
+        "confirm": lambda: engram.confirm(memory_id),
+        "flagWrong": lambda: engram.flag_wrong(memory_id, step.get("reason")),
+        "pin": lambda: engram.pin(memory_id, step.get("pinned") is not False),
+        "teach": lambda: engram.teach(step.get("input", {})),
+        "purge": lambda: engram.purge(memory_id),
+        "importInstructions": lambda: engram.import_instructions(_import_input(step.get("input", {}))),
+        "exportMarkdown": lambda: engram.export_markdown(),
+        "health": lambda: engram.health(),
+        "trustLevel": lambda: engram.trust_level(),
+        "setTrustLevel": lambda: engram.set_trust_level(level),
+        "sessionReview": lambda: engram.session_review(step.get("session")),
+    }
+    answered, answer = _answer(calls, step, "person")
     if not answered:
         return
-    expect = step.get("expect", {})
+    if "as" in step:
+        ids[step["as"]] = answer["id"]
+    _check_call(answer, step.get("expect", {}), ids)
+
+
+def _lookup(value, key):
+    """A dotted path into an answer: `flags.pinned`, `files.0.rules`."""
+    for part in key.split("."):
+        if isinstance(value, list) and part.isdigit():
+            value = value[int(part)] if int(part) < len(value) else None
+        elif isinstance(value, dict):
+            value = value.get(part)
+        else:
+            return None
+    return value
+
+
+def _check_call(answer, expect, ids):
+    """A lifecycle or person call's answer: `null`, `value`, `fields` (dotted paths),
+    `named`, `actions`, `memories` (a page's, by name, in order), `includes`."""
     if expect.get("null"):
         assert answer is None, f"expected null, got {answer}"
         return
     for key, want in expect.get("fields", {}).items():
-        assert answer.get(key) == want, f"field {key}: {answer.get(key)!r}, expected {want!r}"
+        got = _lookup(answer, key)
+        assert got == want and type(got) is type(want), f"field {key}: {got!r}, expected {want!r}"
     for key, name in expect.get("named", {}).items():
         assert answer.get(key) == ids.get(name), f"field {key}: {answer.get(key)}, expected the id of {name}"
     if "actions" in expect:
         got = [entry["action"] for entry in answer]
         assert got == expect["actions"], f"actions {got}, expected {expect['actions']}"
+    if "value" in expect:
+        assert answer == expect["value"], f"answered {answer!r}, expected {expect['value']!r}"
+    if "memories" in expect:
+        got = [m["id"] for m in answer["memories"]]
+        assert got == [ids.get(n) for n in expect["memories"]], f"memories {got}, expected {expect['memories']}"
+    for part in expect.get("includes", []):
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        assert part in text, f"the answer lacks {part!r}"
 
 
 def _run_agent_step(engram, step, ids):

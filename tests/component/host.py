@@ -93,7 +93,8 @@ class ComponentHost:
                      "[method]engram.pin", "[method]engram.teach", "[method]engram.purge",
                      "[method]engram.import-instructions", "[method]engram.export-json",
                      "[method]engram.load-export", "[method]engram.export-markdown",
-                     "[method]engram.health",
+                     "[method]engram.health", "[method]engram.trust-level",
+                     "[method]engram.set-trust-level", "[method]engram.session-review",
                      "[method]engram.flush-uses",
                      "[static]session.start", "[method]session.observe",
                      "[method]session.observe-many", "[method]session.hot-files",
@@ -273,6 +274,16 @@ class ComponentEngram:
 
     def health(self):
         return json.loads(self.host.call("[method]engram.health", self.handle))
+
+    def trust_level(self):
+        return json.loads(self.host.call("[method]engram.trust-level", self.handle))
+
+    def set_trust_level(self, level):
+        return json.loads(self.host.call("[method]engram.set-trust-level", self.handle, level))
+
+    def session_review(self, session_id=None):
+        found = self.host.call("[method]engram.session-review", self.handle, session_id)
+        return None if found is None else json.loads(found)
 
     def prune(self, request):
         return json.loads(self.host.call("[method]engram.prune", self.handle, json.dumps(request)))

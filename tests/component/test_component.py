@@ -133,7 +133,7 @@ def test_tool_definitions_come_in_every_sdk_shape(host):
 
 def test_a_persons_operations_in_wasmtime(server, host):
     """A real instruction file imported, browsed, taught, corrected, pinned, flagged; health;
-    Markdown; the export refused by the database that holds it; bad input typed."""
+    Markdown; the trust level and the injection that obeys it; the session review; the export refused by the database that holds it; bad input typed."""
     eval_dir = Path(os.environ.get("ENGRAM_EVAL_DIR", ROOT.parent / "shared/eval"))
     name = "platformplatform__PlatformPlatform__.cursor__rules__backend__strongly-typed-ids.mdc"
     text = (eval_dir / "instructions" / name).read_text()
@@ -154,6 +154,21 @@ def test_a_persons_operations_in_wasmtime(server, host):
     health = engram.health()
     assert 0 <= health["score"] <= 100 and health["live"] == engram.count()
     assert "never floats" in engram.export_markdown()
+    # The trust level: the default until set, and the injection beside a file obeys it.
+    assert [engram.trust_level()[k] for k in ("level", "set")] == [2, False]
+    hunch = engram.remember({"type": "gotcha", "content": "Ledger rows lock while invoices reconcile",
+                             "confidence": 0.6, "relatedFiles": ["src/ledger.ts"]})
+    read = {"tool": "Read", "input": {"file_path": "src/ledger.ts"}, "shownIds": []}
+    assert engram.augment_tool_result(read) is None
+    assert engram.set_trust_level(4)["injectionThreshold"] == 0.45
+    assert engram.augment_tool_result(read)["memoryIds"] == [hunch["id"]]
+    with pytest.raises(EngramError) as level:
+        engram.set_trust_level(0)
+    assert level.value.code == "invalid_input" and level.value.violations[0][0] == "trustLevel"
+    engram.set_trust_level(2)
+    engram.forget(hunch["id"])
+    assert engram.session_review() is None
+    assert engram.session_review("no-such-session")["trust"]["level"] == 2
     exported = engram.export_json()
     assert exported["format"] == "engram-export" and len(exported["memories"]) == engram.count({"status": "all"})
     with pytest.raises(EngramError) as again:

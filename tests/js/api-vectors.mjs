@@ -150,6 +150,8 @@ async function runStep(engram, step, ids) {
       return runAgentStep(engram, step, ids);
     case "lifecycle":
       return runLifecycleStep(engram, step, named);
+    case "person":
+      return runPersonStep(engram, step, ids, named);
     default:
       throw new Error(`unknown op ${step.op}`);
   }
@@ -221,11 +223,56 @@ async function runLifecycleStep(engram, step, named) {
     flushUses: () => engram.flushUses(),
   };
   const { answered, answer } = await answerOf(calls, step, "lifecycle");
+  if (answered) checkCall(answer, step.expect ?? {}, named);
+}
+
+// A person's operations: `list` and `count` (`input` the request or filter), `update`
+// (`input`, `confirm`), `confirm`, `flagWrong` (`reason`), `pin` (`pinned`), `teach` (`as`
+// names the memory), `purge`, `importInstructions` (a large file's text as `textRepeat`),
+// `exportMarkdown`, `health`, `trustLevel`, `setTrustLevel` (`level`), `sessionReview`
+// (`session`). With `short: true` the id is its first 8 characters.
+async function runPersonStep(engram, step, ids, named) {
+  const full = step.literalId ?? named(step.id);
+  const id = step.short ? full?.slice(0, 8) : full;
+  const calls = {
+    list: () => engram.list(step.input),
+    count: () => engram.count(step.input),
+    update: () => engram.update(id, step.input, step.confirm === true),
+    confirm: () => engram.confirm(id),
+    flagWrong: () => engram.flagWrong(id, step.reason),
+    pin: () => engram.pin(id, step.pinned !== false),
+    teach: () => engram.teach(step.input),
+    purge: async () => (await engram.purge(id)) ?? null,
+    importInstructions: () => engram.importInstructions(importInput(step.input)),
+    exportMarkdown: () => engram.exportMarkdown(),
+    health: () => engram.health(),
+    trustLevel: () => engram.trustLevel(),
+    setTrustLevel: () => engram.setTrustLevel(step.level),
+    sessionReview: () => engram.sessionReview(step.session),
+  };
+  const { answered, answer } = await answerOf(calls, step, "person");
   if (!answered) return;
-  const expect = step.expect ?? {};
-  if (expect.null) return check(answer === null, () => `expected null, got ${JSON.stringify(answer)}`);
+  if (step.as) ids.set(step.as, answer.id);
+  checkCall(answer, step.expect ?? {}, named);
+}
+
+// An import request with each file's `textRepeat` (`{ text, times }`) spelled out as `text`.
+function importInput(input) {
+  const files = Array.isArray(input?.files)
+    ? input.files.map(({ textRepeat, ...file }) => (textRepeat ? { ...file, text: textRepeat.text.repeat(textRepeat.times) } : file))
+    : input?.files;
+  return { ...input, files };
+}
+
+// A lifecycle or person call's answer: `null`, `value` (the whole answer), `fields`
+// (compared as JSON; keys may be dotted paths, `flags.pinned`, `files.0.rules`), `named`
+// (fields holding a named memory's id), `actions` (a history's, in order), `memories` (a
+// page's, by name, in order), `includes` (text the answer holds).
+function checkCall(answer, expect, named) {
+  if (expect.null) return check(answer === null || answer === undefined, () => `expected null, got ${JSON.stringify(answer)}`);
   for (const [key, want] of Object.entries(expect.fields ?? {})) {
-    check(same(answer[key], want), () => `field ${key}: ${JSON.stringify(answer[key])} expected ${JSON.stringify(want)}`);
+    const got = key.split(".").reduce((value, part) => value?.[part], answer);
+    check(same(got, want), () => `field ${key}: ${JSON.stringify(got)} expected ${JSON.stringify(want)}`);
   }
   for (const [key, name] of Object.entries(expect.named ?? {})) {
     check(answer[key] === named(name), () => `field ${key}: ${answer[key]}, expected the id of ${name}`);
@@ -233,6 +280,15 @@ async function runLifecycleStep(engram, step, named) {
   if (expect.actions) {
     const got = answer.map((entry) => entry.action);
     check(same(got, expect.actions), () => `actions ${JSON.stringify(got)}, expected ${JSON.stringify(expect.actions)}`);
+  }
+  if (expect.value !== undefined) check(same(answer, expect.value), () => `answered ${JSON.stringify(answer)}, expected ${JSON.stringify(expect.value)}`);
+  if (expect.memories) {
+    const got = answer.memories.map((m) => m.id);
+    check(same(got, expect.memories.map(named)), () => `memories ${JSON.stringify(got)}, expected ${JSON.stringify(expect.memories)}`);
+  }
+  for (const part of expect.includes ?? []) {
+    const text = typeof answer === "string" ? answer : JSON.stringify(answer);
+    check(text.includes(part), () => `the answer lacks ${part}`);
   }
 }
 

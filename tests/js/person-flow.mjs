@@ -1,7 +1,7 @@
 // One person's operations on an engram (the npm package's API, or a client of the Worker
 // with the same methods), used by the package's and the Worker's tests: a real instruction
 // file imported, browsed in pages, counted, taught, corrected, pinned, confirmed, flagged;
-// health; Markdown; an export loaded into `fresh` (an empty database); bad input as typed
+// health; Markdown; the trust level and what injection obeys it; the session review; an export loaded into `fresh` (an empty database); bad input as typed
 // errors.
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -52,6 +52,25 @@ export async function personFlow(memory, fresh) {
   assert.equal(health.byType.requirement >= 1, true, JSON.stringify(health.byType));
   assert.deepEqual(health.parts.slice(0, 3).map((p) => p.name), ["reviewBacklog", "stale", "contradicted"]);
   assert.match(await memory.exportMarkdown(), /never floats/);
+
+  // The trust level: the default until set, and what the injection beside a file obeys.
+  const standard = await memory.trustLevel();
+  assert.deepEqual([standard.level, standard.set, standard.injectionThreshold], [2, false, 0.65]);
+  const hunch = await memory.remember({ type: "gotcha", content: "Ledger rows lock while invoices reconcile", confidence: 0.6, relatedFiles: ["src/ledger.ts"] });
+  const read = { tool: "Read", input: { file_path: "src/ledger.ts" }, shownIds: [] };
+  assert.equal(await memory.augmentToolResult(read), null, "0.6 is under the standard level's 0.65");
+  const autonomous = await memory.setTrustLevel(4);
+  assert.deepEqual([autonomous.level, autonomous.name, autonomous.set], [4, "autonomous", true]);
+  assert.deepEqual((await memory.augmentToolResult(read))?.memoryIds, [hunch.id]);
+  assert.equal((await memory.trustLevel()).reviewDetail, "suppressed");
+  await rejectsWith(memory.setTrustLevel(5), "invalid_input", "trustLevel");
+  await rejectsWith(memory.setTrustLevel(2.5), "invalid_input", "trustLevel");
+  assert.equal((await memory.setTrustLevel(2)).injectionThreshold, 0.65);
+  await memory.forget(hunch.id);
+  // Nothing finalized yet: no last session; a named one reviews empty.
+  assert.equal(await memory.sessionReview(), null);
+  const named = await memory.sessionReview("no-such-session");
+  assert.deepEqual([named.sessionId, named.applied.length, named.needsReview.length, named.trust.level], ["no-such-session", 0, 0, 2]);
 
   const exported = await memory.exportJson();
   assert.equal(exported.format, "engram-export");

@@ -132,7 +132,7 @@ const routes = {
   "/v1/history": async (engram, body) => json(await engram.history(String(body?.id ?? ""))),
   "/v1/restore": async (engram, body) => json(await engram.restore(String(body?.id ?? ""))),
   // A person's operations: browse, count, edit and judge, teach, import instruction files,
-  // export and load, health.
+  // export and load, health, the trust level, the session review.
   "/v1/list": async (engram, body) => json(await engram.list(body ?? {})),
   "/v1/count": async (engram, body) => json({ count: await engram.count(body ?? {}) }),
   "/v1/update": async (engram, body) => json(await engram.update(String(body?.id ?? ""), body?.update ?? {}, body?.confirm === true)),
@@ -150,6 +150,10 @@ const routes = {
   "/v1/load-export": async (engram, body) => json(await engram.loadExport(body ?? {})),
   "/v1/export-markdown": async (engram) => json({ markdown: await engram.exportMarkdown() }),
   "/v1/health": async (engram) => json(await engram.health()),
+  // The trust level: read it (no body, or no `level`), or set it with `{ level: 1..4 }`.
+  "/v1/trust": async (engram, body) => json(body?.level === undefined ? await engram.trustLevel() : await engram.setTrustLevel(body.level)),
+  // A session's review (the last finalized one without `sessionId`); null when none.
+  "/v1/review": async (engram, body) => json(await engram.sessionReview(body?.sessionId == null ? undefined : String(body.sessionId))),
   "/v1/prune": async (engram, body) => json(await engram.prune(body ?? {})),
   "/v1/flush-uses": async (engram) => json(await engram.flushUses()),
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),

@@ -105,12 +105,19 @@ function client(projectId, token = TOKEN, at = undefined) {
     flagWrong: (id, reason) => call("flag", { id, reason }),
     pin: (id, pinned) => call("pin", { id, pinned }),
     teach: (taught) => call("teach", taught),
-    purge: (id) => call("purge", { id }),
+    // As the package's `purge`, nothing: the route answers `{ purged: id }`.
+    purge: async (id) => {
+      const { purged } = await call("purge", { id });
+      assert.equal(typeof purged, "string");
+    },
     importInstructions: (request) => call("import", request),
     exportJson: () => call("export", {}),
     loadExport: (exported) => call("load-export", exported),
     exportMarkdown: async () => (await call("export-markdown", {})).markdown,
     health: () => call("health", {}),
+    trustLevel: () => call("trust", {}),
+    setTrustLevel: (level) => call("trust", { level }),
+    sessionReview: (sessionId) => call("review", { sessionId }),
   };
 }
 

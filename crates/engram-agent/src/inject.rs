@@ -3,8 +3,8 @@
 //!
 //! Injected text is unrequested, so the bar is higher than a search's: only the kinds of
 //! memory that stop a mistake (gotchas, error patterns, dead ends, end-to-end
-//! observations), only at confidence 0.65 or more, never one that needs review, never one
-//! already shown this session, and at most four.
+//! observations), only at the confidence the project's trust level asks (0.65 by default),
+//! never one that needs review, never one already shown this session, and at most four.
 
 use engram_core::{quote, Memory, MemoryType};
 use engram_retrieval::{scoring, Candidate};
@@ -17,8 +17,6 @@ pub const FILE_MEMORY_TYPES: [MemoryType; 4] = [
     MemoryType::DeadEnd,
     MemoryType::E2eObservation,
 ];
-/// Least confidence of an injected memory.
-pub const MIN_INJECTED_CONFIDENCE: f64 = 0.65;
 /// Most memories one injection carries.
 pub const MAX_INJECTED: usize = 4;
 /// Most trailing components of a path matched against stored paths: the rest is where the
@@ -79,10 +77,11 @@ pub fn suffixes_of_all(paths: &[String]) -> Vec<String> {
     all
 }
 
-/// Whether `memory` may be injected unasked: confident enough, not in need of review, not
-/// forgotten, and not among `shown`.
-pub fn injectable(memory: &Memory, shown: &[String]) -> bool {
-    memory.confidence >= MIN_INJECTED_CONFIDENCE
+/// Whether `memory` may be injected unasked: at least `threshold` confident (the project's
+/// [`engram_core::TrustLevel::injection_threshold`]), not in need of review, not forgotten,
+/// and not among `shown`.
+pub fn injectable(memory: &Memory, shown: &[String], threshold: f64) -> bool {
+    memory.confidence >= threshold
         && !memory.flags.needs_review
         && !memory.deprecated
         && !shown.contains(&memory.id)
@@ -123,10 +122,13 @@ pub fn files_touched(tool: &str, input: &serde_json::Value, files: &mut Vec<Stri
 }
 
 /// The memories to inject from `found` (memories about the files, as stored), best first:
-/// the [`injectable`] ones ordered by [`weight`] at `now_millis`
+/// the [`injectable`] ones at `threshold` ordered by [`weight`] at `now_millis`
 /// (ties by id), at most [`MAX_INJECTED`].
-pub fn pick(found: Vec<Memory>, shown: &[String], now_millis: i64) -> Vec<Memory> {
-    let injectable = found.into_iter().filter(|m| injectable(m, shown)).collect();
+pub fn pick(found: Vec<Memory>, shown: &[String], threshold: f64, now_millis: i64) -> Vec<Memory> {
+    let injectable = found
+        .into_iter()
+        .filter(|m| injectable(m, shown, threshold))
+        .collect();
     best_by_weight(injectable, now_millis, MAX_INJECTED)
 }
 
@@ -209,9 +211,16 @@ mod tests {
             memory("shown", MemoryType::Gotcha, 0.9),
             memory("ok", MemoryType::DeadEnd, 0.65),
         ];
-        let picked = pick(found, &["shown".to_owned()], 0);
-        let ids: Vec<&str> = picked.iter().map(|m| m.id.as_str()).collect();
-        assert_eq!(ids, ["ok"]);
+        let ids = |threshold: f64| -> Vec<String> {
+            pick(found.clone(), &["shown".to_owned()], threshold, 0)
+                .into_iter()
+                .map(|m| m.id)
+                .collect()
+        };
+        assert_eq!(ids(0.65), ["ok"]);
+        // A more trusting project lowers the bar; a cautious one raises it.
+        assert_eq!(ids(0.55), ["ok", "weak"]);
+        assert!(ids(0.80).is_empty());
     }
 
     #[test]
@@ -224,7 +233,10 @@ mod tests {
             m.source = MemorySource::ObserverInferred;
         }
         found.push(found[5].clone()); // found through two files
-        let ids: Vec<String> = pick(found, &[], 0).into_iter().map(|m| m.id).collect();
+        let ids: Vec<String> = pick(found, &[], 0.65, 0)
+            .into_iter()
+            .map(|m| m.id)
+            .collect();
         assert_eq!(ids, ["m0", "m5", "m4", "m3"]);
     }
 

@@ -386,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_required_argument_is_named() {
+    fn a_missing_required_argument_is_named_by_itself() {
         for tool in definitions() {
             let properties = tool.input_schema["properties"].as_object().unwrap();
             for required in tool.input_schema["required"].as_array().unwrap() {
@@ -398,7 +398,12 @@ mod tests {
                     .collect();
                 let err = ToolCall::parse(tool.name, &Value::Object(without).to_string())
                     .expect_err(required);
-                assert_eq!(err.first_field(), "arguments", "{}", tool.name);
+                assert_eq!(
+                    err.first_field(),
+                    format!("arguments.{required}"),
+                    "{}",
+                    tool.name
+                );
                 assert!(err.to_string().contains(required), "{err}");
             }
         }

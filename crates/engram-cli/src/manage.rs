@@ -44,6 +44,19 @@ pub enum ManageCommand {
         /// The session (default: the last one the observer finalized).
         #[arg(long)]
         session: Option<String>,
+        /// Show every part, whatever the trust level condenses (level 3 shows what waits
+        /// for review only, level 4 nothing).
+        #[arg(long)]
+        all: bool,
+    },
+    /// Show the project's trust level, or set it: 1 cautious (inject memories of
+    /// confidence 0.80 and up; every new memory waits for review), 2 standard (0.65; the
+    /// default), 3 confident (0.55; the review shows what waits only), 4 autonomous (0.45;
+    /// new memories count as confirmed, the review shows nothing unless `--all`).
+    Trust {
+        /// The level to set, 1 to 4.
+        #[arg(value_parser = clap::value_parser!(u8).range(1..=4))]
+        level: Option<u8>,
     },
     /// The project's memory health: a score from 0 to 100 with its parts, memories by
     /// type and source, growth by week, and the memories about each folder of the code.
@@ -247,15 +260,36 @@ pub async fn run<D: Database>(
             );
             Ok(())
         }
-        ManageCommand::Review { session } => {
+        ManageCommand::Review { session, all } => {
             let review = engram.session_review(session.as_deref()).await?;
             if json {
                 say!("{}", serde_json::to_string(&review).unwrap_or_default());
             } else {
                 match &review {
-                    Some(review) => print_review(review),
+                    Some(review) => print_review(review, all),
                     None => say!("no session to review yet"),
                 }
+            }
+            Ok(())
+        }
+        ManageCommand::Trust { level } => {
+            let setting = match level {
+                Some(level) => {
+                    let level = engram::TrustLevel::from_number(level.into())
+                        .map_err(engram::EngramError::from)?;
+                    engram.set_trust_level(level).await?
+                }
+                None => engram.trust_level().await?,
+            };
+            if json {
+                say!("{}", serde_json::to_string(&setting).unwrap_or_default());
+            } else {
+                say!(
+                    "trust level {}{}: memories of confidence {:.2} and up are injected unasked",
+                    setting.level,
+                    if setting.set { "" } else { ", the default" },
+                    setting.injection_threshold
+                );
             }
             Ok(())
         }
@@ -534,8 +568,23 @@ fn print_health(report: &engram::HealthReport) {
     }
 }
 
-/// `engram review` as text: each part with the memories' short ids, to judge them by.
-fn print_review(review: &engram::SessionReview) {
+/// `engram review` as text: each part with the memories' short ids, to judge them by, as
+/// much of it as the trust level shows (everything with `all`).
+fn print_review(review: &engram::SessionReview, all: bool) {
+    use engram::ReviewDetail;
+    let detail = if all {
+        ReviewDetail::Full
+    } else {
+        review.trust.review_detail
+    };
+    if detail == ReviewDetail::Suppressed {
+        say!(
+            "session {}: nothing to show at trust level {} (engram review --all shows it)",
+            review.session_id,
+            review.trust.level
+        );
+        return;
+    }
     say!(
         "session {}: memory saved about {} tokens of reading",
         review.session_id,
@@ -555,11 +604,24 @@ fn print_review(review: &engram::SessionReview) {
             );
         }
     };
-    part("applied", &review.applied);
+    let full = detail == ReviewDetail::Full;
+    if full {
+        part("applied", &review.applied);
+    }
     part(
         "new, waiting for review (confirm, edit --confirm or flag)",
         &review.needs_review,
     );
-    part("new, confirmed", &review.auto_confirmed);
-    part("new", &review.learned);
+    if full {
+        part("new, confirmed", &review.auto_confirmed);
+        part("new", &review.learned);
+    }
+    if let Some(level) = review.suggested_level {
+        say!(
+            "you flagged {} of this session's memories wrong: `engram trust {}` injects only \
+more confident ones",
+            review.flagged_wrong,
+            level.number()
+        );
+    }
 }

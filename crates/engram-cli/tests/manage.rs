@@ -262,5 +262,28 @@ fn an_exported_section_leaves_the_persons_text_byte_identical() {
         markdown.contains("### requirement") && markdown.contains("Use pnpm 9"),
         "{markdown}"
     );
+
+    // The trust level: the default until set; level 4 condenses the review to nothing
+    // unless `--all`; a level out of range is refused and changes nothing.
+    assert!(
+        stdout(&engram(&db, &["trust"], None)).contains("trust level 2 (standard), the default")
+    );
+    let set = json(&db, &["trust", "4"]);
+    assert_eq!(
+        (set["level"].as_u64(), set["injectionThreshold"].as_f64()),
+        (Some(4), Some(0.45))
+    );
+    let quiet = stdout(&engram(&db, &["review", "--session", "s1"], None));
+    assert!(
+        quiet.contains("nothing to show at trust level 4"),
+        "{quiet}"
+    );
+    let all = stdout(&engram(&db, &["review", "--session", "s1", "--all"], None));
+    assert!(
+        all.starts_with("session s1: memory saved about 0 tokens"),
+        "{all}"
+    );
+    assert!(!engram(&db, &["trust", "5"], None).status.success());
+    assert_eq!(json(&db, &["trust"])["level"], 4);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -428,6 +428,23 @@ impl GuestEngram for EngramResource {
         to_json(&run(self.inner.health())?)
     }
 
+    fn trust_level(&self) -> Result<String, Error> {
+        to_json(&run(self.inner.trust_level())?)
+    }
+
+    fn set_trust_level(&self, level: u8) -> Result<String, Error> {
+        let level =
+            engram::TrustLevel::from_number(level.into()).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.set_trust_level(level))?)
+    }
+
+    fn session_review(&self, session_id: Option<String>) -> Result<Option<String>, Error> {
+        match run(self.inner.session_review(session_id.as_deref()))? {
+            Some(review) => to_json(&review).map(Some),
+            None => Ok(None),
+        }
+    }
+
     fn prune(&self, request_json: String) -> Result<String, Error> {
         to_json(&run(self.inner.prune_json(&request_json))?)
     }

@@ -224,6 +224,7 @@ async fn run_step<D: Database>(
         }
         "agent" => agent_step(engram, step, ids).await,
         "lifecycle" => lifecycle_step(engram, step, ids).await,
+        "person" => person_step(engram, step, ids).await,
         other => Err(format!("unknown op {other:?}")),
     }
 }
@@ -302,13 +303,129 @@ async fn lifecycle_step<D: Database>(
     let Some(answer) = answer_or_expected(result, step)? else {
         return Ok(());
     };
-    let expect = &step["expect"];
+    check_call(&answer, &step["expect"], ids)
+}
+
+/// `value` as JSON.
+fn to_json<T: serde::Serialize>(value: T) -> Json {
+    serde_json::to_value(value).unwrap_or_default()
+}
+
+/// The id a person's step names: `literalId`, or the named memory's id (its first 8
+/// characters with `short: true`, as the CLI prints it).
+fn person_id(step: &Json, ids: &HashMap<String, String>) -> Result<String, String> {
+    let id = step_id(step, ids)?;
+    Ok(if step["short"] == Json::Bool(true) {
+        id.chars().take(8).collect()
+    } else {
+        id
+    })
+}
+
+/// A person's operations: `list` and `count` (`input` the request or filter), `update`
+/// (`input` the update, `confirm`), `confirm`, `flagWrong` (`reason`), `pin` (`pinned`),
+/// `teach` (`input`; `as` names the memory), `purge`, `importInstructions` (`input`, a
+/// file's text given as `textRepeat: {text, times}` when large), `exportMarkdown`,
+/// `health`, `trustLevel`, `setTrustLevel` (`level`) and `sessionReview` (`session`).
+async fn person_step<D: Database>(
+    engram: &Engram<D>,
+    step: &Json,
+    ids: &mut HashMap<String, String>,
+) -> Result<(), String> {
+    let id = || person_id(step, ids);
+    let input = match &step["input"] {
+        Json::Null => "{}".to_owned(),
+        given => given.to_string(),
+    };
+    let result: Result<Json, EngramError> = match step["call"].as_str().unwrap_or_default() {
+        "list" => engram.list_json(&input).await.map(to_json),
+        "count" => match engram::MemoryFilter::from_json(&input) {
+            Ok(filter) => engram.count(&filter).await.map(to_json),
+            Err(e) => Err(e.into()),
+        },
+        "update" => match engram::MemoryUpdate::from_json(&input) {
+            Ok(update) if step["confirm"] == Json::Bool(true) => {
+                engram.correct(&id()?, &update).await.map(to_json)
+            }
+            Ok(update) => engram.update(&id()?, &update).await.map(to_json),
+            Err(e) => Err(e.into()),
+        },
+        "confirm" => engram.confirm(&id()?).await.map(to_json),
+        "flagWrong" => engram
+            .flag_wrong(&id()?, step["reason"].as_str())
+            .await
+            .map(to_json),
+        "pin" => engram
+            .pin(&id()?, step["pinned"] != Json::Bool(false))
+            .await
+            .map(to_json),
+        "teach" => match engram::Taught::from_json(&input) {
+            Ok(taught) => engram.teach(taught).await.map(to_json),
+            Err(e) => Err(e.into()),
+        },
+        "purge" => engram.purge(&id()?).await.map(|()| Json::Null),
+        "importInstructions" => match engram::ImportRequest::from_json(&import_input(step)) {
+            Ok(request) => engram.import_instructions(request).await.map(to_json),
+            Err(e) => Err(e.into()),
+        },
+        "exportMarkdown" => engram.export_markdown().await.map(to_json),
+        "health" => engram.health().await.map(to_json),
+        "trustLevel" => engram.trust_level().await.map(to_json),
+        "setTrustLevel" => match engram::TrustLevel::from_json(&step["level"].to_string()) {
+            Ok(level) => engram.set_trust_level(level).await.map(to_json),
+            Err(e) => Err(e.into()),
+        },
+        "sessionReview" => engram
+            .session_review(step["session"].as_str())
+            .await
+            .map(to_json),
+        other => return Err(format!("unknown person call {other:?}")),
+    };
+    let Some(answer) = answer_or_expected(result, step)? else {
+        return Ok(());
+    };
+    if let Some(name) = step["as"].as_str() {
+        let id = answer["id"].as_str().ok_or("no id to name")?;
+        ids.insert(name.to_owned(), id.to_owned());
+    }
+    check_call(&answer, &step["expect"], ids)
+}
+
+/// An import step's request: its `input`, with each file's `textRepeat` (`{text, times}`)
+/// spelled out as its `text`.
+pub fn import_input(step: &Json) -> String {
+    let mut input = step["input"].clone();
+    for file in input["files"].as_array_mut().into_iter().flatten() {
+        if let Some(repeat) = file.get("textRepeat").cloned() {
+            let text = repeat["text"].as_str().unwrap_or_default();
+            let times = repeat["times"].as_u64().unwrap_or(0) as usize;
+            file["text"] = Json::from(text.repeat(times));
+            if let Some(map) = file.as_object_mut() {
+                map.remove("textRepeat");
+            }
+        }
+    }
+    input.to_string()
+}
+
+/// Checks a lifecycle or person call's answer: `null`, `value` (the whole answer),
+/// `fields` (compared as JSON), `named` (fields holding a named memory's id), `actions`
+/// (a history's actions in order; `fields` keys may be dotted paths: `flags.pinned`, `files.0.rules`),
+/// `memories` (a page's memories, by name, in order) and
+/// `includes` (text the answer holds).
+fn check_call(answer: &Json, expect: &Json, ids: &HashMap<String, String>) -> Result<(), String> {
     if expect["null"] == Json::Bool(true) {
         return check(answer.is_null(), || format!("expected null, got {answer}"));
     }
     for (key, want) in expect["fields"].as_object().into_iter().flatten() {
-        check(&answer[key] == want, || {
-            format!("field {key}: got {}, expected {want}", answer[key])
+        let got = key
+            .split('.')
+            .fold(answer, |value, part| match part.parse::<usize>() {
+                Ok(i) if value.is_array() => &value[i],
+                _ => &value[part],
+            });
+        check(got == want, || {
+            format!("field {key}: got {got}, expected {want}")
         })?;
     }
     for (key, name) in expect["named"].as_object().into_iter().flatten() {
@@ -330,6 +447,36 @@ async fn lifecycle_step<D: Database>(
         check(got.iter().copied().eq(want.iter()), || {
             format!("actions {got:?}, expected {want:?}")
         })?;
+    }
+    if let Some(want) = expect.get("value") {
+        check(answer == want, || {
+            format!("answered {answer}, expected {want}")
+        })?;
+    }
+    if let Some(names) = expect["memories"].as_array() {
+        let got: Vec<&str> = answer["memories"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| m["id"].as_str().unwrap_or_default())
+            .collect();
+        let want: Vec<&str> = names
+            .iter()
+            .map(|n| {
+                ids.get(n.as_str().unwrap_or_default())
+                    .map_or("?", String::as_str)
+            })
+            .collect();
+        check(got == want, || {
+            format!("memories {got:?}, expected {names:?}")
+        })?;
+    }
+    for part in expect["includes"].as_array().into_iter().flatten() {
+        let part = part.as_str().unwrap_or_default();
+        let text = answer
+            .as_str()
+            .map_or_else(|| answer.to_string(), str::to_owned);
+        check(text.contains(part), || format!("the answer lacks {part:?}"))?;
     }
     Ok(())
 }

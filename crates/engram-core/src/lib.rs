@@ -18,6 +18,7 @@ pub mod quote;
 pub mod schema;
 pub mod secrets;
 pub mod time;
+pub mod trust;
 pub mod validate;
 pub mod vector;
 
@@ -25,4 +26,5 @@ pub use memory::{
     ChunkMeta, Memory, MemoryRelation, MemoryScope, MemorySource, MemoryType, NewMemory, Phase,
     RelationType, TrustFlags, Visibility, WorkUnitRef,
 };
+pub use trust::TrustLevel;
 pub use validate::{ValidationError, Violation};

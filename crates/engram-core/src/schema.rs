@@ -329,7 +329,23 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "hook events by agent and tool",
         statements: HOOK_EVENT_COLUMNS,
     },
+    Migration {
+        version: 18,
+        name: "project settings",
+        statements: PROJECT_SETTINGS,
+    },
 ];
+
+/// Version 18: a project's settings, a row once a person sets one. `inject_floor` is the
+/// least confidence of a memory injected unasked at the row's `trust_level`, written with
+/// it, so the statements that pick what to inject compare against a column instead of
+/// spelling out each level's threshold.
+const PROJECT_SETTINGS: &[&str] = &["CREATE TABLE IF NOT EXISTS project_settings (
+  project_id   TEXT PRIMARY KEY,
+  trust_level  INTEGER NOT NULL CHECK (trust_level BETWEEN 1 AND 4),
+  inject_floor REAL NOT NULL CHECK (inject_floor BETWEEN 0 AND 1),
+  updated_at   INTEGER NOT NULL
+)"];
 
 /// Version 17: which agent of a session made each logged tool call (a subagent's calls
 /// are replayed on a scratchpad of their own and merged), the tool's name, the call's id

@@ -156,12 +156,18 @@ pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, Valida
     let mut de = serde_json::Deserializer::from_str(json);
     serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();
-        let field = if path == "." {
-            "(root)".to_owned()
-        } else {
-            path
+        let problem = err.into_inner().to_string();
+        // serde reports a missing field at the object that lacks it: name the field itself.
+        let missing = problem
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next());
+        let field = match (path.as_str(), missing) {
+            (".", Some(name)) => name.to_owned(),
+            (_, Some(name)) => format!("{path}.{name}"),
+            (".", None) => "(root)".to_owned(),
+            (_, None) => path,
         };
-        ValidationError::field(field, err.into_inner().to_string())
+        ValidationError::field(field, problem)
     })
 }
 
@@ -324,6 +330,13 @@ mod tests {
 
         let err = NewMemory::from_json("{not json").unwrap_err();
         assert!(!err.violations.is_empty());
+
+        // A missing field is named, not the object that lacks it.
+        let err = NewMemory::from_json(r#"{"type":"gotcha"}"#).unwrap_err();
+        assert_eq!(err.first_field(), "content");
+        let err = NewMemory::from_json(r#"{"type":"gotcha","content":"x","relations":[{}]}"#)
+            .unwrap_err();
+        assert!(err.first_field().starts_with("relations[0]."), "{err}");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! A person's operations on the package: browse, edit and judge memories, teach, import
-//! instruction files, export and load, and health. Each call decodes its input with the
+//! instruction files, export and load, health, the trust level and the session review. Each call decodes its input with the
 //! core's validators, calls engram once and encodes the answer.
 
-use engram::{EngramError, ImportRequest, MemoryFilter, MemoryUpdate, ProjectExport, Taught};
+use engram::{
+    EngramError, ImportRequest, MemoryFilter, MemoryUpdate, ProjectExport, Taught, TrustLevel,
+};
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -17,6 +19,16 @@ fn json_or_empty(value: &JsValue, what: &str) -> Result<String, JsValue> {
         Ok("{}".to_owned())
     } else {
         types::stringify(value, what)
+    }
+}
+
+/// A JavaScript number as JSON (`4`, not `4.0`, for a whole one), anything else as `null`,
+/// for the core's validator to accept or name.
+fn number_json(value: &JsValue) -> String {
+    match value.as_f64() {
+        Some(n) if n.fract() == 0.0 && n.abs() < 1e15 => format!("{}", n as i64),
+        Some(n) if n.is_finite() => format!("{n}"),
+        _ => "null".to_owned(),
     }
 }
 
@@ -197,6 +209,54 @@ impl EngramHandle {
         let inner = self.inner.clone();
         future_to_promise(async move {
             types::to_js(&inner.health().await.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
+    /// The project's trust level: its number, name, injection threshold, how much of a
+    /// session review to show, and whether a person set it.
+    #[wasm_bindgen(js_name = trustLevel, unchecked_return_type = "Promise<TrustSetting>")]
+    pub fn trust_level(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            types::to_js(&inner.trust_level().await.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
+    /// Sets the project's trust level, 1 (cautious) to 4 (autonomous); every injection
+    /// from then on uses its threshold.
+    #[wasm_bindgen(js_name = setTrustLevel, unchecked_return_type = "Promise<TrustSetting>")]
+    pub fn set_trust_level(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "1 | 2 | 3 | 4")] level: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let level = decoded(TrustLevel::from_json(&number_json(&level)))?;
+            let setting = inner
+                .set_trust_level(level)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            types::to_js(&setting)
+        })
+    }
+
+    /// The review of a session (the last finalized one when no id is given), sorted by the
+    /// trust level; `null` when there is none.
+    #[wasm_bindgen(
+        js_name = sessionReview,
+        unchecked_return_type = "Promise<SessionReview | null>"
+    )]
+    pub fn session_review(&self, session_id: Option<String>) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let review = inner
+                .session_review(session_id.as_deref())
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            match review {
+                Some(review) => types::to_js(&review),
+                None => Ok(JsValue::NULL),
+            }
         })
     }
 }

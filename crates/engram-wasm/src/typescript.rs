@@ -160,6 +160,24 @@ export interface HealthReport {
   growth: { week: string; added: number; retired: number }[];
   folders: { folder: string; memories: number }[];
 }
+/** A project's trust level: 1 cautious (injects memories of confidence 0.80 and up, every
+ * new memory waits for review), 2 standard (0.65, the default), 3 confident (0.55, the
+ * review shows what waits only), 4 autonomous (0.45, new memories count as confirmed). */
+export interface TrustSetting {
+  level: 1 | 2 | 3 | 4; name: "cautious" | "standard" | "confident" | "autonomous";
+  injectionThreshold: number; reviewDetail: "full" | "needs_review_only" | "suppressed";
+  /** Whether a person set it (else it is the default). */
+  set: boolean;
+}
+/** One session, reviewed: what it was shown, what it learned by part (as the trust level
+ * sorts it), and the reading memory saved it. */
+export interface SessionReview {
+  sessionId: string; applied: Memory[]; needsReview: Memory[]; autoConfirmed: Memory[]; learned: Memory[];
+  estimatedTokensSaved: number; trust: TrustSetting;
+  /** How many of what it learned a person flagged wrong; at 3 or more a more cautious
+   * level is suggested. */
+  flaggedWrong: number; suggestedLevel?: 1 | 2 | 3 | 4;
+}
 
 export interface Remembered {
   id: string; redacted: string[]; secretScanSkipped: boolean;

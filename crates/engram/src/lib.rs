@@ -75,8 +75,8 @@ pub use crate::integrity::{IntegrityReport, KeywordRebuild};
 pub use crate::lifecycle::{PruneReport, PruneRequest, UsesFlushed, MAX_PENDING_USES};
 pub use crate::manage::{
     FolderCoverage, HealthReport, ListPage, ListRequest, MemoryFilter, MemoryUpdate, SessionReview,
-    SortKey, Status, Taught, WeekGrowth, AUTO_CONFIRM_CONFIDENCE, AUTO_CONFIRM_USES,
-    BYTES_PER_TOKEN, GROWTH_WEEKS, MAX_PAGE, MIN_ID_PREFIX,
+    SortKey, Status, Taught, TrustSetting, WeekGrowth, BYTES_PER_TOKEN, FLAGS_SUGGESTING_CAUTION,
+    GROWTH_WEEKS, MAX_PAGE, MIN_ID_PREFIX,
 };
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::options::{
@@ -94,9 +94,10 @@ pub use engram_agent::{
     self as agent_loop, Calibration, CalibrationSample, Injection, InjectionKind, StepLimit,
     StepLimitRequest, StepRequest, ToolFormat,
 };
+pub use engram_core::trust::ReviewDetail;
 pub use engram_core::{
-    Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, ValidationError,
-    Visibility,
+    Memory, MemoryScope, MemorySource, MemoryType, NewMemory, Phase, TrustFlags, TrustLevel,
+    ValidationError, Visibility,
 };
 pub use engram_host::{
     Capabilities, Clock, Embed, EmbedFuture, Entropy, FileProbe, Generate, GenerateFuture, Host,

@@ -287,4 +287,38 @@ VALUES ('default', 'src/db.rs', 'rust', 'h', 100, 4000, '[]', 0)",
         .expect("the session");
     assert!(again.needs_review.is_empty());
     assert_eq!(ids(&again.auto_confirmed).len(), 2);
+    assert_eq!(again.trust.level, engram::TrustLevel::Standard);
+
+    // The trust level sorts what was learned: at the cautious level the plain memory
+    // waits for a person, at the autonomous level it needs none.
+    let at = |level: i64| {
+        let engram = &engram;
+        async move {
+            let level = engram::TrustLevel::from_number(level).unwrap();
+            engram.set_trust_level(level).await.unwrap();
+            engram
+                .session_review(Some("s"))
+                .await
+                .unwrap()
+                .expect("the session")
+        }
+    };
+    let cautious = at(1).await;
+    assert_eq!(ids(&cautious.needs_review), [plain.id.as_str()]);
+    assert!(cautious.learned.is_empty());
+    let autonomous = at(4).await;
+    assert!(ids(&autonomous.auto_confirmed).contains(&plain.id));
+    assert_eq!(
+        autonomous.trust.review_detail,
+        engram::ReviewDetail::Suppressed
+    );
+    // Three of the session's memories flagged wrong: a more cautious level is offered.
+    assert_eq!(autonomous.suggested_level, None);
+    for memory in [&waiting, &confirmed, &plain] {
+        engram.flag_wrong(&memory.id, None).await.unwrap();
+    }
+    let flagged = at(3).await;
+    assert_eq!(flagged.flagged_wrong, 3);
+    assert_eq!(flagged.suggested_level, Some(engram::TrustLevel::Standard));
+    assert_eq!(at(1).await.suggested_level, None, "none is more cautious");
 }

@@ -243,6 +243,27 @@ async fn browse_and_judge<D: Database + Copy>(db: D) {
         .hits
         .is_empty());
 
+    // Another project's engram on the same database cannot see, judge or edit these
+    // memories: each call is not found and changes nothing.
+    let stranger = crate::common::open_project(db, &format!("mg-other-{}", nonce())).await;
+    let before = engram.get(&other).await.unwrap().unwrap();
+    let edit = MemoryUpdate {
+        content: Some("rewritten by a stranger".into()),
+        ..MemoryUpdate::default()
+    };
+    for error in [
+        stranger.update(&other, &edit).await.unwrap_err(),
+        stranger.confirm(&other).await.unwrap_err(),
+        stranger.flag_wrong(&other, None).await.unwrap_err(),
+        stranger.pin(&other, false).await.unwrap_err(),
+        stranger.purge(&other).await.unwrap_err(),
+        stranger.confirm(&other[..8]).await.unwrap_err(),
+    ] {
+        assert_eq!(error.code(), ErrorCode::NotFound, "{error}");
+    }
+    assert!(stranger.get(&other).await.unwrap().is_none());
+    assert_eq!(engram.get(&other).await.unwrap().unwrap(), before);
+
     // Reset: every memory of the project goes; re-importing brings the rules back.
     let gone = engram.reset().await.unwrap();
     assert!(gone >= rules, "{gone}");
@@ -262,4 +283,116 @@ on_a_file_and_over_http!(
     browse_and_judge,
     browse_and_judge_on_an_embedded_libsql_file,
     browse_and_judge_on_the_test_server_over_http
+);
+
+/// The project's trust level moves every injection point at once, in every process: the
+/// memories beside a file's tool result, the session start's context and an unasked
+/// search (a prompt's, a step's known answer) each take only memories at the level's
+/// threshold; a level set through one `Engram` holds for another on the same database.
+async fn trust_levels_move_every_injection<D: Database + Copy>(db: D) {
+    let project = format!("trust-{}", nonce());
+    let engram = crate::common::open_project(db, &project).await;
+    let mut ids = std::collections::HashMap::new();
+    // Distinct claims, so none is folded into another as a duplicate.
+    let claims = [
+        (
+            0.5,
+            "billing ledger locks rows while reconciling invoices",
+            "prefer tabs in Makefiles",
+        ),
+        (
+            0.6,
+            "billing ledger rounding drifts on refunds",
+            "prefer small commits",
+        ),
+        (
+            0.7,
+            "billing ledger needs the tax table loaded first",
+            "prefer explicit imports",
+        ),
+        (
+            0.85,
+            "billing ledger writes must hold the account mutex",
+            "prefer rustls over openssl",
+        ),
+    ];
+    for (confidence, claim, taste) in claims {
+        let mut gotcha = NewMemory::new(MemoryType::Gotcha, claim);
+        gotcha.confidence = confidence;
+        gotcha.related_files = vec!["src/billing/ledger.rs".into()];
+        let id = engram.remember(gotcha).await.unwrap().id;
+        let mut preference = NewMemory::new(MemoryType::Preference, taste);
+        preference.confidence = confidence;
+        ids.insert(id, confidence);
+        let id = engram.remember(preference).await.unwrap().id;
+        ids.insert(id, confidence);
+    }
+    let least = |found: &[String]| -> Vec<f64> {
+        let mut c: Vec<f64> = found.iter().map(|id| ids[id]).collect();
+        c.sort_by(f64::total_cmp);
+        c.dedup();
+        c
+    };
+    let read = engram::ToolResultContext {
+        tool: "Read".into(),
+        input: serde_json::json!({"file_path": "/home/me/app/src/billing/ledger.rs"}),
+        shown_ids: Vec::new(),
+    };
+    let mut unasked = SearchQuery::new("billing ledger");
+    unasked.intent = engram::SearchIntent::AutoInject;
+    let other = crate::common::open_project(db, &project).await;
+    assert!(!other.trust_level().await.unwrap().set);
+    for (level, expected) in [
+        (None, vec![0.7, 0.85]),
+        (Some(1), vec![0.85]),
+        (Some(3), vec![0.6, 0.7, 0.85]),
+        (Some(4), vec![0.5, 0.6, 0.7, 0.85]),
+    ] {
+        if let Some(level) = level {
+            let set = engram
+                .set_trust_level(engram::TrustLevel::from_number(level).unwrap())
+                .await
+                .unwrap();
+            assert_eq!(i64::from(set.level.number()), level);
+        }
+        // Another process's injections read what this one set.
+        let beside = other.augment_tool_result(&read).await.unwrap();
+        let beside = beside.map(|i| i.memory_ids).unwrap_or_default();
+        assert_eq!(least(&beside), expected, "file context at {level:?}");
+        let start = other
+            .session_context(&engram::SessionStart::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            least(&start.packed.memory_ids),
+            expected,
+            "session start at {level:?}"
+        );
+        let found = other.search(&unasked).await.unwrap();
+        let found: Vec<String> = found.hits.iter().map(|h| h.memory.id.clone()).collect();
+        assert!(
+            least(&found).iter().all(|c| expected.contains(c)),
+            "unasked search at {level:?}: {:?}",
+            least(&found)
+        );
+        assert!(!found.is_empty(), "the best match clears {level:?}");
+        assert_eq!(other.trust_level().await.unwrap().injection_threshold, {
+            let level = level.unwrap_or(2);
+            engram::TrustLevel::from_number(level)
+                .unwrap()
+                .injection_threshold()
+        });
+    }
+    // An asked-for search is the person's own question: every level answers it in full.
+    let asked = other
+        .search(&SearchQuery::new("billing ledger"))
+        .await
+        .unwrap();
+    assert_eq!(asked.hits.len(), 4);
+}
+
+on_a_file_and_over_http!(
+    trust_levels_move_every_injection,
+    trust_levels_on_an_embedded_libsql_file,
+    trust_levels_over_http
 );

@@ -17,7 +17,7 @@ use engram_agent::inject::{self, suffixes_of_all, Injection, InjectionKind, FILE
 use engram_agent::step::{self, StepRequest};
 use engram_core::{Memory, MemoryType, ValidationError};
 use engram_retrieval::packing::PackedContext;
-use engram_store::{Database, Statement, Value};
+use engram_store::{Database, Rows, Statement, StoreError, Value};
 use serde::{Deserialize, Serialize};
 
 pub use self::hook::{HookAnswer, HookStatus};
@@ -123,24 +123,35 @@ impl<D: Database> Engram<D> {
         files: &[String],
         types: &[MemoryType],
     ) -> Result<Vec<Memory>, EngramError> {
+        match self.files_statement(files, types) {
+            Some(statement) => Self::distinct_memories(&self.single(statement).await?),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The statement of [`Engram::memories_about_files`], `None` when no file is named.
+    fn files_statement(&self, files: &[String], types: &[MemoryType]) -> Option<Statement> {
         let paths = suffixes_of_all(files);
         if paths.is_empty() {
-            return Ok(Vec::new());
+            return None;
         }
         let types: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
-        let statement = Statement::with_params(
+        Some(Statement::with_params(
             sql::memories_about_files(FILE_LOOKUP_ROWS),
             vec![
                 Value::from(self.config.project_id.as_str()),
                 json_array(&paths),
                 json_array(&types),
             ],
-        );
-        let rows = self.single(statement).await?;
+        ))
+    }
+
+    /// The memories in `rows`, each once: a memory about two of the files (or two
+    /// suffixes of one) comes twice.
+    fn distinct_memories(rows: &Rows) -> Result<Vec<Memory>, EngramError> {
         let mut memories: Vec<Memory> = Vec::with_capacity(rows.rows.len());
         for row in &rows.rows {
             let memory = memory_from_row(row)?;
-            // A memory about two of the files (or two suffixes of one) comes once.
             if !memories.iter().any(|m| m.id == memory.id) {
                 memories.push(memory);
             }
@@ -150,8 +161,8 @@ impl<D: Database> Engram<D> {
 
     /// What to append to a tool's result: when the call read
     /// or edited files, the gotchas, error patterns, dead ends and observations about them
-    /// that pass the injection rules (confidence ≥ 0.65, not in need of review, not in
-    /// `shown_ids`; at most four, most trusted first), which count as used
+    /// that pass the injection rules (the confidence the project's trust level asks, not in
+    /// need of review, not in `shown_ids`; at most four, most trusted first), which count as used
     /// ([`Engram::flush_uses`]). `None` when there is nothing to say or the call touched no
     /// file. One round trip, none when no file is named.
     pub async fn augment_tool_result(
@@ -234,12 +245,25 @@ impl<D: Database> Engram<D> {
         files: &[String],
         shown: &[String],
     ) -> Result<Option<Injection>, EngramError> {
-        if files.is_empty() {
+        let Some(statement) = self.files_statement(files, &FILE_MEMORY_TYPES) else {
             return Ok(None);
+        };
+        // The trust level rides in the same round trip, so a level a person just set
+        // holds here at once.
+        let mut answers = Vec::with_capacity(2);
+        for answer in self
+            .db
+            .pipeline(&[statement, self.trust_statement()])
+            .await?
+        {
+            answers.push(answer.map_err(StoreError::Sql)?);
         }
-        let found = self.memories_about_files(files, &FILE_MEMORY_TYPES).await?;
-        let found = self.without_missing_files(found);
-        let picked = inject::pick(found, shown, self.host.clock.now_millis());
+        let (Some(found), Some(trust)) = (answers.first(), answers.get(1)) else {
+            return Err(StoreError::Protocol("no rows for the file injection".into()).into());
+        };
+        let threshold = Self::trust_from_rows(trust)?.injection_threshold;
+        let found = self.without_missing_files(Self::distinct_memories(found)?);
+        let picked = inject::pick(found, shown, threshold, self.host.clock.now_millis());
         Ok(inject::for_files(kind, files, &picked))
     }
 }

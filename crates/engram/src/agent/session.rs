@@ -141,14 +141,22 @@ impl<D: Database> Engram<D> {
             queries.push(query);
         }
         let (answers, rows) = self
-            .search_with(&queries, vec![self.standing_statement()])
+            .search_with(
+                &queries,
+                vec![self.standing_statement(), self.trust_statement()],
+            )
             .await?;
+        let trust = rows
+            .get(1)
+            .ok_or_else(|| StoreError::Protocol("no rows for the trust level".into()))?;
+        let threshold = Self::trust_from_rows(trust)?.injection_threshold;
         let mut warnings = Vec::new();
         let mut ranked: Vec<Candidate> = Vec::new();
         for found in answers {
             super::add_warnings(&mut warnings, found.warnings);
             for hit in found.hits {
                 if !hit.memory.flags.needs_review
+                    && trusted(&hit.memory, threshold)
                     && !ranked.iter().any(|c| c.memory.id == hit.memory.id)
                 {
                     ranked.push(Candidate::new(hit.memory));
@@ -158,7 +166,7 @@ impl<D: Database> Engram<D> {
         let standing = rows
             .first()
             .ok_or_else(|| StoreError::Protocol("no rows for the standing memories".into()))?;
-        for memory in self.standing_memories(standing)? {
+        for memory in self.standing_memories(standing, threshold)? {
             if !ranked.iter().any(|c| c.memory.id == memory.id) {
                 ranked.push(Candidate::new(memory));
             }
@@ -194,12 +202,13 @@ impl<D: Database> Engram<D> {
     /// The project's standing memories in `rows` (the answer to
     /// [`Engram::standing_statement`]), most trusted first (at most [`STANDING_MEMORIES`]),
     /// then its most recent work in progress.
-    fn standing_memories(&self, rows: &Rows) -> Result<Vec<Memory>, EngramError> {
-        let memories = rows
+    fn standing_memories(&self, rows: &Rows, threshold: f64) -> Result<Vec<Memory>, EngramError> {
+        let mut memories = rows
             .rows
             .iter()
             .map(|row| memory_from_row(row))
             .collect::<Result<Vec<Memory>, _>>()?;
+        memories.retain(|m| trusted(m, threshold));
         let now = self.host.clock.now_millis();
         let (work, standing): (Vec<Memory>, Vec<Memory>) = memories
             .into_iter()
@@ -214,4 +223,11 @@ impl<D: Database> Engram<D> {
         }
         Ok(picked)
     }
+}
+
+/// Whether the session context may carry `memory` at the project's injection `threshold`:
+/// work in progress is the project's own record of where it stopped, not a claim to trust,
+/// so it always may.
+fn trusted(memory: &Memory, threshold: f64) -> bool {
+    memory.memory_type == MemoryType::WorkState || memory.confidence >= threshold
 }

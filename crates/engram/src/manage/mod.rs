@@ -7,11 +7,14 @@ mod filter;
 mod health;
 mod restore;
 mod review;
+mod trust;
 
 pub use edit::{MemoryUpdate, Taught};
 pub use filter::{MemoryFilter, SortKey, Status};
 pub use health::{FolderCoverage, HealthReport, WeekGrowth, GROWTH_WEEKS};
-pub use review::{SessionReview, AUTO_CONFIRM_CONFIDENCE, AUTO_CONFIRM_USES, BYTES_PER_TOKEN};
+pub use review::{SessionReview, BYTES_PER_TOKEN, FLAGS_SUGGESTING_CAUTION};
+pub(crate) use trust::inject_floor_sql;
+pub use trust::TrustSetting;
 
 use engram_core::{Memory, ValidationError};
 use engram_store::{Database, Statement, Value};

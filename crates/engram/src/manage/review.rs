@@ -1,21 +1,20 @@
 //! The session review: for one session, what memory it was shown (applied), what it
-//! learned that waits for a person, what it learned that needs no review (confirmed by a
-//! person, or confident and used), and an estimate of the tokens memory saved it. Each
-//! memory is judged with one call ([`Engram::confirm`], [`Engram::flag_wrong`],
-//! [`Engram::correct`]).
+//! learned that waits for a person, what it learned that needs no review (as the project's
+//! trust level decides), and an estimate of the tokens memory saved it. Each memory is
+//! judged with one call ([`Engram::confirm`], [`Engram::flag_wrong`], [`Engram::correct`]).
 
-use engram_core::Memory;
+use engram_core::{Memory, TrustLevel};
 use engram_store::{Database, Statement, Value};
 use serde::Serialize;
 
+use super::TrustSetting;
 use crate::row::memory_from_row;
 use crate::sql::MEMORY_COLUMNS;
 use crate::{Engram, EngramError};
 
-/// Above this confidence a memory used this often needs no review.
-pub const AUTO_CONFIRM_CONFIDENCE: f64 = 0.9;
-/// The uses that, with [`AUTO_CONFIRM_CONFIDENCE`], confirm a memory.
-pub const AUTO_CONFIRM_USES: u64 = 3;
+/// A person who flags this many of one session's memories wrong is offered a more
+/// cautious trust level.
+pub const FLAGS_SUGGESTING_CAUTION: u64 = 3;
 /// Bytes of source per token when estimating what reading a file costs.
 pub const BYTES_PER_TOKEN: u64 = 4;
 
@@ -27,10 +26,11 @@ pub struct SessionReview {
     pub session_id: String,
     /// Memories it was shown (at its start, after prompts, after reads), live ones.
     pub applied: Vec<Memory>,
-    /// Memories it learned that wait for a person's review.
+    /// Memories it learned that wait for a person's review: those flagged for review, and
+    /// at the cautious level every one not confirmed.
     pub needs_review: Vec<Memory>,
-    /// Memories it learned that need no review: a person confirmed them, or they are
-    /// confident and were used.
+    /// Memories it learned that need no review at the project's trust level
+    /// ([`TrustLevel::auto_confirms`]).
     pub auto_confirmed: Vec<Memory>,
     /// The rest of what it learned.
     pub learned: Vec<Memory>,
@@ -38,11 +38,20 @@ pub struct SessionReview {
     /// applied memories cite would cost (their indexed size, a token per
     /// [`BYTES_PER_TOKEN`] bytes), each file once; files never indexed count nothing.
     pub estimated_tokens_saved: u64,
+    /// The project's trust level, which sorted what was learned and says how much of this
+    /// review to show ([`TrustSetting::review_detail`]).
+    pub trust: TrustSetting,
+    /// How many of what the session learned a person has flagged wrong.
+    pub flagged_wrong: u64,
+    /// A more cautious level to offer the person: set when they flagged
+    /// [`FLAGS_SUGGESTING_CAUTION`] or more of the session's memories wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggested_level: Option<TrustLevel>,
 }
 
 impl<D: Database> Engram<D> {
     /// The review of `session`, or of the last finalized session when `None` (none when the
-    /// project has none). Two round trips at most.
+    /// project has none), sorted by the project's trust level. Two round trips at most.
     pub async fn session_review(
         &self,
         session: Option<&str>,
@@ -84,10 +93,16 @@ AND m.deprecated = 0 AND m.chunk_type IS NULL ORDER BY m.created_at, m.id"
                 "SELECT coalesce(sum(c.bytes), 0) FROM code_files c WHERE c.project_id = ?1 AND c.path IN \
 (SELECT DISTINCT f.path FROM session_shown s JOIN memory_files f ON f.memory_id = s.memory_id \
 WHERE s.project_id = ?1 AND s.session_id = ?2)",
+                vec![project.clone(), id.clone()],
+            ),
+            Statement::with_params(
+                "SELECT count(DISTINCT h.memory_id) FROM memory_history h JOIN memories m ON m.id = h.memory_id \
+WHERE m.project_id = ?1 AND m.session_id = ?2 AND h.action = 'flagged'",
                 vec![project, id],
             ),
+            self.trust_statement(),
         ];
-        let mut answers = Vec::with_capacity(3);
+        let mut answers = Vec::with_capacity(statements.len());
         for answer in self.db.pipeline(&statements).await? {
             answers.push(answer.map_err(engram_store::StoreError::Sql)?);
         }
@@ -99,10 +114,16 @@ WHERE s.project_id = ?1 AND s.session_id = ?2)",
                 .collect()
         };
         let applied = memories(0)?;
-        let bytes = match answers[2].rows.first().and_then(|row| row.first()) {
-            Some(value) => u64::try_from(value.as_i64("bytes")?).unwrap_or(0),
-            None => 0,
+        let count = |i: usize, what: &str| -> Result<u64, EngramError> {
+            Ok(match answers[i].rows.first().and_then(|row| row.first()) {
+                Some(value) => u64::try_from(value.as_i64(what)?).unwrap_or(0),
+                None => 0,
+            })
         };
+        let bytes = count(2, "bytes")?;
+        let flagged_wrong = count(3, "flagged")?;
+        let trust = Self::trust_from_rows(&answers[4])?;
+        let level = trust.level;
         let mut review = SessionReview {
             session_id: session,
             applied,
@@ -110,15 +131,19 @@ WHERE s.project_id = ?1 AND s.session_id = ?2)",
             auto_confirmed: Vec::new(),
             learned: Vec::new(),
             estimated_tokens_saved: bytes / BYTES_PER_TOKEN,
+            trust,
+            flagged_wrong,
+            suggested_level: TrustLevel::ALL
+                .into_iter()
+                .rev()
+                .find(|l| *l < level)
+                .filter(|_| flagged_wrong >= FLAGS_SUGGESTING_CAUTION),
         };
         for memory in memories(1)? {
-            let confirmed = memory.flags.user_verified
-                || (memory.confidence > AUTO_CONFIRM_CONFIDENCE
-                    && memory.access_count >= AUTO_CONFIRM_USES);
-            if memory.flags.needs_review {
-                review.needs_review.push(memory);
-            } else if confirmed {
+            if level.auto_confirms(&memory) {
                 review.auto_confirmed.push(memory);
+            } else if level.awaits_review(&memory) {
+                review.needs_review.push(memory);
             } else {
                 review.learned.push(memory);
             }

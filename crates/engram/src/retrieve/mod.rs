@@ -31,7 +31,7 @@ use engram_store::{Database, Rows, Statement, StoreError, Value};
 
 pub(crate) use self::keywords::ResidentKeywords;
 use self::keywords::{IndexedText, KeywordPick, MatchTerms, TextChange};
-use self::query::{SearchMode, SearchQuery, SearchResponse};
+use self::query::{SearchIntent, SearchMode, SearchQuery, SearchResponse};
 pub(crate) use self::resident::Resident;
 use self::resident::{DensePick, PickSize, VectorChange};
 use self::sql::{param, DenseSource, GraphInputs, Narrow, Paths};
@@ -174,6 +174,7 @@ impl<D: Database> Engram<D> {
             },
             adjacency: query.mode == SearchMode::Hybrid && query.stages().boost,
             filters: query.narrows_by_attribute() || !query.exclude_ids.is_empty(),
+            injection_floor: query.intent == SearchIntent::AutoInject,
             narrow: Narrow {
                 files: !query.files.is_empty(),
                 modules: !query.modules.is_empty(),

@@ -4,7 +4,7 @@
 use engram_retrieval::resident::VectorSet;
 use engram_store::Value;
 
-use crate::SearchQuery;
+use crate::{SearchIntent, SearchQuery};
 
 /// Ids picked from the resident vectors per dense candidate kept when the query filters
 /// beyond its project: when fewer than half of them pass the filters and reach the floor
@@ -85,8 +85,9 @@ impl PickSize {
     /// those is enough, half of the [`RESIDENT_OVERFETCH`] pick. Other filters may drop any
     /// pick, so those queries overfetch.
     pub(super) fn for_query(query: &SearchQuery, limit: usize) -> Self {
-        let narrowed =
-            query.narrows_by_attribute() || query.min_confidence.is_some_and(|c| c > 0.0);
+        let narrowed = query.narrows_by_attribute()
+            || query.min_confidence.is_some_and(|c| c > 0.0)
+            || query.intent == SearchIntent::AutoInject;
         if narrowed {
             Self::overfetched(limit)
         } else {

@@ -108,6 +108,9 @@ pub(crate) struct Paths<'a> {
     pub filters: bool,
     /// The filters whose memories the exact forms may start from instead.
     pub narrow: Narrow,
+    /// Memories are injected unasked: each must clear the project's injection floor (its
+    /// trust level's threshold) besides `?MIN_CONFIDENCE`.
+    pub injection_floor: bool,
 }
 
 /// The filters the exact forms can start from, each through an index of its memories:
@@ -307,11 +310,19 @@ fn narrowed_or_general(
 /// NULL then) only the project, liveness and confidence conditions are written: the same
 /// rows, in a statement a quarter shorter. Length counts because libSQL's local rows each
 /// carry a copy of the statement's text.
-fn filter(filters: bool) -> String {
+fn filter(filters: bool, injection_floor: bool) -> String {
     use param::*;
+    let least = if injection_floor {
+        format!(
+            "max(?{MIN_CONFIDENCE}, {})",
+            crate::manage::inject_floor_sql(PROJECT)
+        )
+    } else {
+        format!("?{MIN_CONFIDENCE}")
+    };
     if !filters {
         return format!(
-            "m.project_id = ?{PROJECT} AND m.deprecated = 0 AND m.confidence >= ?{MIN_CONFIDENCE}"
+            "m.project_id = ?{PROJECT} AND m.deprecated = 0 AND m.confidence >= {least}"
         );
     }
     format!(
@@ -321,7 +332,7 @@ AND (?{FILES} IS NULL OR EXISTS (SELECT 1 FROM json_each(m.related_files) f \
 WHERE f.value IN (SELECT value FROM json_each(?{FILES})))) \
 AND (?{MODULES} IS NULL OR EXISTS (SELECT 1 FROM json_each(m.related_modules) d \
 WHERE d.value IN (SELECT value FROM json_each(?{MODULES})))) \
-AND m.confidence >= ?{MIN_CONFIDENCE} \
+AND m.confidence >= {least} \
 AND (?{SCOPES} IS NULL OR m.scope IN (SELECT value FROM json_each(?{SCOPES}))) \
 AND (?{EXCLUDE} IS NULL OR m.id NOT IN (SELECT value FROM json_each(?{EXCLUDE})))"
     )
@@ -341,7 +352,7 @@ const EMPTY_PATH: &str = "SELECT NULL AS rid, NULL AS metric WHERE 0";
 /// variant.
 pub(crate) fn candidates(paths: &Paths<'_>) -> String {
     use param::*;
-    let filter = filter(paths.filters);
+    let filter = filter(paths.filters, paths.injection_floor);
     // Every path returns its memories' rowids and metrics (ids only break ties inside a
     // path): the hits and the candidate files then reach `memories` by rowid instead of a
     // seek in the TEXT id index and another by rowid. A rowid only holds within this statement (VACUUM may renumber a
