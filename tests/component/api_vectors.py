@@ -19,7 +19,7 @@ def run_api_vectors(vectors, open_engram, prefix):
                 if step["op"] == "open":
                     _open_step(lambda: open_engram(project, step["options"]), step)
                 else:
-                    _run_step(engram, step, ids)
+                    _run_step(engram, step, ids, project)
             except AssertionError as e:
                 raise AssertionError(f"{case['name']} / step {j} ({step['op']}): {e}") from None
             steps += 1
@@ -49,7 +49,7 @@ def _open_step(opening, step):
     assert error is None, f"unexpected error {error}"
 
 
-def _run_step(engram, step, ids):
+def _run_step(engram, step, ids, project):
     expect = step.get("expect", {})
     op = step["op"]
     if op in ("remember", "rememberRaw"):
@@ -123,7 +123,7 @@ def _run_step(engram, step, ids):
     elif op == "lifecycle":
         _run_lifecycle_step(engram, step, ids)
     elif op == "person":
-        _run_person_step(engram, step, ids)
+        _run_person_step(engram, step, ids, project)
     else:
         raise AssertionError(f"unknown op {op}")
 
@@ -211,7 +211,7 @@ def _import_input(request):
     return {**request, "files": files}
 
 
-def _run_person_step(engram, step, ids):
+def _run_person_step(engram, step, ids, project):
     """A person's operations, as the Rust and JavaScript runners run them."""
     full = step.get("literalId") or ids.get(step.get("id"))
     memory_id = full[:8] if step.get("short") and full else full
@@ -242,6 +242,7 @@ def _run_person_step(engram, step, ids):
         "trustLevel": lambda: engram.trust_level(),
         "setTrustLevel": lambda: engram.set_trust_level(level),
         "sessionReview": lambda: engram.session_review(step.get("session")),
+        "reset": lambda: engram.reset(step.get("confirm", project)),
     }
     answered, answer = _answer(calls, step, "person")
     if not answered:

@@ -95,6 +95,7 @@ class ComponentHost:
                      "[method]engram.load-export", "[method]engram.export-markdown",
                      "[method]engram.health", "[method]engram.trust-level",
                      "[method]engram.set-trust-level", "[method]engram.session-review",
+                     "[method]engram.reset",
                      "[method]engram.flush-uses",
                      "[static]session.start", "[method]session.observe",
                      "[method]session.observe-many", "[method]session.hot-files",
@@ -274,6 +275,9 @@ class ComponentEngram:
 
     def health(self):
         return json.loads(self.host.call("[method]engram.health", self.handle))
+
+    def reset(self, confirm):
+        return self.host.call("[method]engram.reset", self.handle, confirm)
 
     def trust_level(self):
         return json.loads(self.host.call("[method]engram.trust-level", self.handle))

@@ -21,7 +21,7 @@ export async function runApiVectors(vectors, open, prefix, { openSteps = true } 
       if (step.op === "open" && !openSteps) continue;
       try {
         if (step.op === "open") await openStep(() => open(projectId, step.options), step);
-        else await runStep(engram, step, ids);
+        else await runStep(engram, step, ids, projectId);
       } catch (e) {
         throw new Error(`${where}: ${e.message}`);
       }
@@ -66,7 +66,7 @@ async function openStep(opening, step) {
   check(!result.error, () => `unexpected error: ${result.error?.message}`);
 }
 
-async function runStep(engram, step, ids) {
+async function runStep(engram, step, ids, projectId) {
   const expect = step.expect ?? {};
   const named = (name) => ids.get(name);
   switch (step.op) {
@@ -151,7 +151,7 @@ async function runStep(engram, step, ids) {
     case "lifecycle":
       return runLifecycleStep(engram, step, named);
     case "person":
-      return runPersonStep(engram, step, ids, named);
+      return runPersonStep(engram, step, ids, named, projectId);
     default:
       throw new Error(`unknown op ${step.op}`);
   }
@@ -230,8 +230,8 @@ async function runLifecycleStep(engram, step, named) {
 // (`input`, `confirm`), `confirm`, `flagWrong` (`reason`), `pin` (`pinned`), `teach` (`as`
 // names the memory), `purge`, `importInstructions` (a large file's text as `textRepeat`),
 // `exportMarkdown`, `health`, `trustLevel`, `setTrustLevel` (`level`), `sessionReview`
-// (`session`). With `short: true` the id is its first 8 characters.
-async function runPersonStep(engram, step, ids, named) {
+// (`session`), `reset` (`confirm`, the case's project id when absent). With `short: true` the id is its first 8 characters.
+async function runPersonStep(engram, step, ids, named, projectId) {
   const full = step.literalId ?? named(step.id);
   const id = step.short ? full?.slice(0, 8) : full;
   const calls = {
@@ -249,6 +249,7 @@ async function runPersonStep(engram, step, ids, named) {
     trustLevel: () => engram.trustLevel(),
     setTrustLevel: () => engram.setTrustLevel(step.level),
     sessionReview: () => engram.sessionReview(step.session),
+    reset: () => engram.reset(step.confirm ?? projectId),
   };
   const { answered, answer } = await answerOf(calls, step, "person");
   if (!answered) return;

@@ -150,6 +150,8 @@ const routes = {
   "/v1/load-export": async (engram, body) => json(await engram.loadExport(body ?? {})),
   "/v1/export-markdown": async (engram) => json({ markdown: await engram.exportMarkdown() }),
   "/v1/health": async (engram) => json(await engram.health()),
+  // Every memory of the project deleted for good: `{ confirm: "<the project id>" }`.
+  "/v1/reset": async (engram, body) => json({ deleted: await engram.reset(String(body?.confirm ?? "")) }),
   // The trust level: read it (no body, or no `level`), or set it with `{ level: 1..4 }`.
   "/v1/trust": async (engram, body) => json(body?.level === undefined ? await engram.trustLevel() : await engram.setTrustLevel(body.level)),
   // A session's review (the last finalized one without `sessionId`); null when none.

@@ -116,6 +116,7 @@ function client(projectId, token = TOKEN, at = undefined) {
     exportMarkdown: async () => (await call("export-markdown", {})).markdown,
     health: () => call("health", {}),
     trustLevel: () => call("trust", {}),
+    reset: async (confirm) => (await call("reset", { confirm })).deleted,
     setTrustLevel: (level) => call("trust", { level }),
     sessionReview: (sessionId) => call("review", { sessionId }),
   };

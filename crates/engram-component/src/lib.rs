@@ -428,6 +428,10 @@ impl GuestEngram for EngramResource {
         to_json(&run(self.inner.health())?)
     }
 
+    fn reset(&self, confirm: String) -> Result<u64, Error> {
+        run(self.inner.reset_confirmed(&confirm))
+    }
+
     fn trust_level(&self) -> Result<String, Error> {
         to_json(&run(self.inner.trust_level())?)
     }

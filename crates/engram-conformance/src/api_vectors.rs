@@ -326,7 +326,8 @@ fn person_id(step: &Json, ids: &HashMap<String, String>) -> Result<String, Strin
 /// (`input` the update, `confirm`), `confirm`, `flagWrong` (`reason`), `pin` (`pinned`),
 /// `teach` (`input`; `as` names the memory), `purge`, `importInstructions` (`input`, a
 /// file's text given as `textRepeat: {text, times}` when large), `exportMarkdown`,
-/// `health`, `trustLevel`, `setTrustLevel` (`level`) and `sessionReview` (`session`).
+/// `health`, `trustLevel`, `setTrustLevel` (`level`), `sessionReview` (`session`) and
+/// `reset` (`confirm`; the case's project id when absent).
 async fn person_step<D: Database>(
     engram: &Engram<D>,
     step: &Json,
@@ -375,6 +376,13 @@ async fn person_step<D: Database>(
             Ok(level) => engram.set_trust_level(level).await.map(to_json),
             Err(e) => Err(e.into()),
         },
+        "reset" => {
+            let confirm = match step["confirm"].as_str() {
+                Some(given) => given.to_owned(),
+                None => engram.project_id().to_owned(),
+            };
+            engram.reset_confirmed(&confirm).await.map(to_json)
+        }
         "sessionReview" => engram
             .session_review(step["session"].as_str())
             .await

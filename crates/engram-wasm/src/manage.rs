@@ -259,4 +259,18 @@ impl EngramHandle {
             }
         })
     }
+
+    /// Deletes every memory of the project for good (their history stays); `confirm` must
+    /// be the project's id. Resolves to how many memories went.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn reset(&self, confirm: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let gone = inner
+                .reset_confirmed(&confirm)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::from_f64(gone as f64))
+        })
+    }
 }

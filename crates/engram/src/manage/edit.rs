@@ -505,6 +505,19 @@ JOIN memories m ON m.id = k.memory_id WHERE m.project_id = ?1)",
         Ok(results.last().map_or(0, |r| r.affected_row_count))
     }
 
+    /// [`Engram::reset`] for a host that cannot ask the person (a package call, a route):
+    /// `confirm` must be the project's id, as the CLI's prompt asks it typed, so a stray
+    /// call cannot empty a project.
+    pub async fn reset_confirmed(&self, confirm: &str) -> Result<u64, EngramError> {
+        if confirm != self.project_id() {
+            return Err(EngramError::invalid(
+                "confirm",
+                "must be the project's id: reset deletes every memory of the project for good",
+            ));
+        }
+        self.reset().await
+    }
+
     /// Writes a person's change to memory `id` as one durable write.
     pub(super) async fn write(
         &self,
