@@ -232,17 +232,17 @@ fn summary(r: &IndexReport, seconds: f64, unreadable: u64) {
     }
 }
 
+/// The failure of a lookup of `target`, a file or symbol the code graph does not hold.
+pub fn not_in_graph(target: &str) -> CliError {
+    CliError::Engram(engram::EngramError::NotFound(format!(
+        "{target} is not in the code graph (run `engram index` first?)"
+    )))
+}
+
 /// Prints an impact report.
 pub fn impact(report: &ImpactReport, json: bool) {
     if json {
         say!("{}", serde_json::to_string(report).unwrap_or_default());
-        return;
-    }
-    if report.targets.is_empty() {
-        say!(
-            "{}: not in the code graph (run `engram index` first?)",
-            report.target
-        );
         return;
     }
     say!(

@@ -22,6 +22,7 @@ macro_rules! say {
 pub use engram_core::quote::for_terminal;
 
 pub mod backup;
+pub mod config;
 pub mod hook;
 pub mod install;
 pub mod model;
@@ -59,6 +60,18 @@ pub fn run_to_exit(command: impl Future<Output = Result<(), CliError>>, json: bo
 }
 
 impl Target {
+    /// Reads the project's `.engram/config.toml` (found from the current folder) under the
+    /// flags and environment in `matches`, then puts the default database at the project's
+    /// root.
+    pub fn configure(&mut self, matches: &clap::ArgMatches) -> Result<(), CliError> {
+        if let Ok(cwd) = std::env::current_dir() {
+            let root = hook::project_root(&cwd);
+            config::ProjectConfig::read(&root)?.apply(self, matches, &root);
+        }
+        self.at_project_root();
+        Ok(())
+    }
+
     /// Puts the default database at the project's root, so `engram` run anywhere in a
     /// project (and its hooks and MCP server) use one database. A path given by `--db` or
     /// `ENGRAM_DB` is kept as it is.
@@ -88,6 +101,7 @@ pub const DEFAULT_DB: &str = ".engram/engram.db";
 
 /// Where memories live.
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Global options")]
 pub struct Target {
     /// Local database file (the default store). The default is `.engram/engram.db` at the
     /// project's root: the nearest folder above the current one holding `.engram/`, else
@@ -186,6 +200,10 @@ pub struct Target {
         value_delimiter = ','
     )]
     pub retry_delays_ms: Option<Vec<u32>>,
+    /// The trust level the project's `.engram/config.toml` sets, applied to the database
+    /// on every open.
+    #[arg(skip)]
+    pub trust_level: Option<engram::TrustLevel>,
 }
 
 /// Why the CLI failed.

@@ -30,7 +30,7 @@ struct Cli {
     #[command(flatten)]
     target: Target,
     /// Print machine-readable JSON instead of text.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     json: bool,
     #[command(subcommand)]
     command: Command,
@@ -96,6 +96,14 @@ enum Command {
     },
     /// Show the embedder: model, circuit breaker state and memories waiting for a vector.
     Status,
+    /// Print shell completions: `engram completions bash > /etc/bash_completion.d/engram`,
+    /// `engram completions zsh > "${fpath[1]}/_engram"`, `engram completions fish >
+    /// ~/.config/fish/completions/engram.fish`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Show one memory.
     Get {
         /// The memory id.
@@ -269,9 +277,21 @@ fn parse_type(text: &str) -> Result<MemoryType, String> {
 }
 
 fn main() -> ExitCode {
-    let mut cli = Cli::parse();
-    cli.target.at_project_root();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let mut cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let json = cli.json;
+    if let Command::Completions { shell } = cli.command {
+        clap_complete::generate(shell, &mut Cli::command(), "engram", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = cli.target.configure(&matches) {
+        output::error(&e, json);
+        return ExitCode::FAILURE;
+    }
     engram_cli::run_to_exit(run(cli), json)
 }
 
@@ -512,10 +532,18 @@ async fn execute<D: Database>(
             commits,
         }) => observe::bootstrap(&engram, &repo, git_log.as_deref(), commits, json).await?,
         Command::Impact { target, depth } => {
-            code::impact(&engram.analyze_impact(&target, depth).await?, json)
+            let report = engram.analyze_impact(&target, depth).await?;
+            if report.targets.is_empty() {
+                return Err(code::not_in_graph(&target));
+            }
+            code::impact(&report, json)
         }
         Command::Deps { file, depth } => {
-            let (_, files) = engram.dependencies(&file, depth).await?;
+            let (nodes, files) = engram.dependencies(&file, depth).await?;
+            // No dependencies, or no such file: the file's own nodes tell them apart.
+            if nodes.is_empty() && engram.analyze_impact(&file, 1).await?.targets.is_empty() {
+                return Err(code::not_in_graph(&file));
+            }
             code::dependencies(&file, &files, json);
         }
         Command::Agent(command) => agent::run(&engram, command, json).await?,
@@ -554,6 +582,7 @@ async fn execute<D: Database>(
             ))
         }
         Command::Demo
+        | Command::Completions { .. }
         | Command::Hook
         | Command::HookHelper { .. }
         | Command::Install(_)

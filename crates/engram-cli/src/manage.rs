@@ -274,6 +274,16 @@ pub async fn run<D: Database>(
         }
         ManageCommand::Trust { level } => {
             let setting = match level {
+                Some(_)
+                    if engram_cli::config::ProjectConfig::read(&project_root())?
+                        .trust_level
+                        .is_some() =>
+                {
+                    return Err(CliError::Usage(
+                        "the project's .engram/config.toml sets trust_level; change it there"
+                            .into(),
+                    ))
+                }
                 Some(level) => {
                     let level = engram::TrustLevel::from_number(level.into())
                         .map_err(engram::EngramError::from)?;
@@ -624,4 +634,10 @@ more confident ones",
             level.number()
         );
     }
+}
+
+/// The project's root, found from the current folder.
+fn project_root() -> std::path::PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    engram_cli::hook::project_root(&cwd)
 }

@@ -96,7 +96,23 @@ fn native_host() -> Host {
 pub async fn open<D: Database>(db: D, target: &Target) -> Result<Engram<D>, CliError> {
     let options = options(target)?;
     let capabilities = capabilities(target, &options)?;
-    open_with(db, options, capabilities).await
+    let engram = open_with(db, options, capabilities).await?;
+    hold_trust_level(&engram, target).await?;
+    Ok(engram)
+}
+
+/// Sets the trust level the project's config file names, when the database holds another
+/// (one read when it holds that level already).
+async fn hold_trust_level<D: Database>(
+    engram: &Engram<D>,
+    target: &Target,
+) -> Result<(), CliError> {
+    if let Some(level) = target.trust_level {
+        if engram.trust_level().await?.level != level {
+            engram.set_trust_level(level).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Like [`open`], but a bundled model that cannot be loaded (its files deleted or damaged)
@@ -117,7 +133,9 @@ pub async fn open_keyword_fallback<D: Database>(
             (capabilities(&keyword, &options)?, Some(error))
         }
     };
-    Ok((open_with(db, options, capabilities).await?, model_error))
+    let engram = open_with(db, options, capabilities).await?;
+    hold_trust_level(&engram, target).await?;
+    Ok((engram, model_error))
 }
 
 async fn open_with<D: Database>(
