@@ -5,20 +5,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build-wasm.sh pkg/dist
-# The manifest's name, description, version and license are engram-wasm's Cargo.toml's.
+# Node's entry reads the module from the package instead of fetching it by URL.
+cp crates/engram-wasm/js/node.js pkg/dist/node.js
+# The manifest's description, version and license are engram-wasm's Cargo.toml's; Node (and
+# bundlers building for it) take node.js, everything else the web glue.
 cargo metadata --no-deps --format-version 1 --offline | node --input-type=module -e '
   import { readFileSync, writeFileSync } from "node:fs";
   const crate = JSON.parse(readFileSync(0, "utf8")).packages.find((p) => p.name === "engram-wasm");
   const manifest = {
-    name: crate.name,
+    name: "engram",
     type: "module",
     description: crate.description,
     version: crate.version,
     license: crate.license,
-    files: ["engram_bg.wasm", "engram_bg.wasm.d.ts", "engram.js", "engram.d.ts", "snippets/"],
-    main: "engram.js",
+    engines: { node: ">=20" },
+    files: ["engram_bg.wasm", "engram_bg.wasm.d.ts", "engram.js", "engram.d.ts", "node.js", "snippets/"],
+    exports: {
+      ".": { types: "./engram.d.ts", node: "./node.js", default: "./engram.js" },
+      "./engram_bg.wasm": "./engram_bg.wasm",
+      "./package.json": "./package.json",
+    },
+    main: "node.js",
     types: "engram.d.ts",
-    sideEffects: ["./snippets/*"],
+    sideEffects: ["./node.js", "./snippets/*"],
   };
   writeFileSync("pkg/dist/package.json", JSON.stringify(manifest, null, 2) + "\n");
 '
