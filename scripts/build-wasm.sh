@@ -7,7 +7,8 @@
 # The profile is ENGRAM_WASM_PROFILE: wasm-release (the default, what ships: whole-program
 # LTO, one codegen unit) or wasm-ci (the test suite's: thin LTO, parallel codegen and tract's
 # graph code unoptimized; the same code otherwise). The wasm-bindgen CLI must match the
-# wasm-bindgen crate in Cargo.lock (scripts/setup.sh installs it); no wasm-opt pass (see
+# wasm-bindgen crate in Cargo.lock (scripts/setup.sh installs it); the name section is
+# stripped after it (scripts/strip-wasm-names.mjs); no wasm-opt pass (see
 # ../shared/TOOLCHAIN.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,3 +23,5 @@ profile_dir=$profile
 [ "$profile" = dev ] && profile_dir=debug
 wasm-bindgen --target web --out-dir "$out" --out-name engram \
   "$target_dir/wasm32-unknown-unknown/$profile_dir/engram_wasm.wasm"
+# Function names are for stack traces only: a fifth of the module.
+node scripts/strip-wasm-names.mjs "$out/engram_bg.wasm"
