@@ -99,6 +99,11 @@ impl TrustLevel {
         }
     }
 
+    /// The next level down, `None` at the cautious level.
+    pub fn more_cautious(self) -> Option<TrustLevel> {
+        TrustLevel::ALL.into_iter().rev().find(|l| *l < self)
+    }
+
     /// The least confidence of a memory put in front of the agent unasked (at a session's
     /// start, after a prompt, beside a file, between steps).
     pub fn injection_threshold(self) -> f64 {
@@ -188,6 +193,11 @@ mod tests {
             .collect();
         assert_eq!(t, [0.80, 0.65, 0.55, 0.45]);
         assert_eq!(TrustLevel::default(), TrustLevel::Standard);
+        assert_eq!(
+            TrustLevel::Confident.more_cautious(),
+            Some(TrustLevel::Standard)
+        );
+        assert_eq!(TrustLevel::Cautious.more_cautious(), None);
     }
 
     #[test]

@@ -396,3 +396,78 @@ on_a_file_and_over_http!(
     trust_levels_on_an_embedded_libsql_file,
     trust_levels_over_http
 );
+
+/// A rule file's front-matter globs bring its rules beside the files they name: real
+/// Cursor rules (PlatformPlatform's `**/Domain/*.cs`, trigger.dev's
+/// `apps/webapp/**/*.tsx,apps/webapp/**/*.ts`) imported, then files read.
+async fn rules_follow_their_globs<D: Database + Copy>(db: D) {
+    let engram = crate::common::open_project(db, &format!("globs-{}", nonce())).await;
+    let eval = |name: &str| {
+        let dir = std::env::var_os("ENGRAM_EVAL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval")
+            });
+        std::fs::read_to_string(dir.join("instructions").join(name)).expect("eval file")
+    };
+    let report = engram
+        .import_instructions(ImportRequest {
+            files: vec![
+                InstructionFile {
+                    path: ".cursor/rules/backend/strongly-typed-ids.mdc".into(),
+                    text: eval("platformplatform__PlatformPlatform__.cursor__rules__backend__strongly-typed-ids.mdc"),
+                },
+                InstructionFile {
+                    path: ".cursor/rules/webapp.mdc".into(),
+                    text: eval("triggerdotdev__trigger.dev__.cursor__rules__webapp.mdc"),
+                },
+            ],
+        })
+        .await
+        .unwrap();
+    let rules_of =
+        |i: usize| -> Vec<String> { report.files[i].rules.iter().map(|r| r.id.clone()).collect() };
+    let injected = |path: &'static str| {
+        let engram = &engram;
+        async move {
+            let read = engram::ToolResultContext {
+                tool: "Read".into(),
+                input: serde_json::json!({ "file_path": path }),
+                shown_ids: Vec::new(),
+            };
+            engram
+                .augment_tool_result(&read)
+                .await
+                .unwrap()
+                .map(|i| i.memory_ids)
+                .unwrap_or_default()
+        }
+    };
+    for (path, file) in [
+        ("/home/me/repo/application/account/Core/Domain/Order.cs", 0),
+        ("Core/Domain/Order.cs", 0),
+        ("/work/trigger/apps/webapp/app/routes/page.tsx", 1),
+        ("apps/webapp/server.ts", 1),
+    ] {
+        let ids = injected(path).await;
+        assert!(!ids.is_empty(), "{path}: no rule");
+        assert!(ids.len() <= 4, "{path}: {ids:?}");
+        assert!(
+            ids.iter().all(|id| rules_of(file).contains(id)),
+            "{path}: {ids:?}"
+        );
+    }
+    for path in [
+        "src/MyDomain/Order.cs",
+        "apps/api/server.ts",
+        "Domain/Order.rs",
+    ] {
+        assert!(injected(path).await.is_empty(), "{path} matches no glob");
+    }
+}
+
+on_a_file_and_over_http!(
+    rules_follow_their_globs,
+    rules_follow_their_globs_on_an_embedded_libsql_file,
+    rules_follow_their_globs_over_http
+);

@@ -162,7 +162,9 @@ impl<D: Database> Engram<D> {
     /// What to append to a tool's result: when the call read
     /// or edited files, the gotchas, error patterns, dead ends and observations about them
     /// that pass the injection rules (the confidence the project's trust level asks, not in
-    /// need of review, not in `shown_ids`; at most four, most trusted first), which count as used
+    /// need of review, not in `shown_ids`; at most four, most trusted first), then the
+    /// imported rules whose globs match the files (a Cursor rule for `src/**/*.ts`) in the
+    /// room left, which count as used
     /// ([`Engram::flush_uses`]). `None` when there is nothing to say or the call touched no
     /// file. One round trip, none when no file is named.
     pub async fn augment_tool_result(
@@ -248,22 +250,38 @@ impl<D: Database> Engram<D> {
         let Some(statement) = self.files_statement(files, &FILE_MEMORY_TYPES) else {
             return Ok(None);
         };
+        let rules = Statement::with_params(
+            sql::rules_for_files(FILE_LOOKUP_ROWS),
+            vec![
+                Value::from(self.config.project_id.as_str()),
+                json_array(&suffixes_of_all(files)),
+            ],
+        );
         // The trust level rides in the same round trip, so a level a person just set
         // holds here at once.
-        let mut answers = Vec::with_capacity(2);
+        let mut answers = Vec::with_capacity(3);
         for answer in self
             .db
-            .pipeline(&[statement, self.trust_statement()])
+            .pipeline(&[statement, rules, self.trust_statement()])
             .await?
         {
             answers.push(answer.map_err(StoreError::Sql)?);
         }
-        let (Some(found), Some(trust)) = (answers.first(), answers.get(1)) else {
+        let [found, rules, trust] = answers.as_slice() else {
             return Err(StoreError::Protocol("no rows for the file injection".into()).into());
         };
         let threshold = Self::trust_from_rows(trust)?.injection_threshold;
+        let now = self.host.clock.now_millis();
         let found = self.without_missing_files(Self::distinct_memories(found)?);
-        let picked = inject::pick(found, shown, threshold, self.host.clock.now_millis());
+        // What stops a mistake comes first; the files' own rules fill what room is left.
+        let mut picked = inject::pick(found, shown, threshold, now);
+        let rules = inject::pick(Self::distinct_memories(rules)?, shown, threshold, now);
+        for rule in rules {
+            if !picked.iter().any(|m| m.id == rule.id) {
+                picked.push(rule);
+            }
+        }
+        picked.truncate(inject::MAX_INJECTED);
         Ok(inject::for_files(kind, files, &picked))
     }
 }

@@ -16,6 +16,25 @@ ORDER BY m.confidence DESC, m.id LIMIT {limit}"
     )
 }
 
+/// The live rules imported from instruction files whose front-matter globs (`glob:` tags)
+/// match one of the paths in `?2` (every suffix of each file, so a project-relative glob
+/// matches an absolute path); `?1` project. Only imported memories are read, through
+/// their origins, so the cost is the project's rule count. SQLite's `GLOB` lets `*` cross
+/// `/`, so a leading `**/` is dropped (every suffix is tried: `**/Domain/*.cs` matches
+/// `app/Domain/Order.cs`, not `MyDomain/Order.cs`) and an inner `/**/` is read as `/*`
+/// (`src/**/*.ts` matches `src/b.ts` and `src/a/b.ts`); so a `*` also crosses folders,
+/// and braces are not expanded (such a glob matches nothing).
+pub fn rules_for_files(limit: u32) -> String {
+    format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id IN \
+(SELECT memory_id FROM memory_origins WHERE project_id = ?1) \
+AND m.project_id = ?1 AND m.deprecated = 0 AND EXISTS (SELECT 1 FROM json_each(m.tags) t, json_each(?2) f \
+WHERE t.value GLOB 'glob:*' AND f.value GLOB replace(CASE WHEN substr(t.value, 6, 3) = '**/' \
+THEN substr(t.value, 9) ELSE substr(t.value, 6) END, '/**/', '/*')) \
+ORDER BY m.confidence DESC, m.id LIMIT {limit}"
+    )
+}
+
 /// The project's standing memories: its `rows` most confident of each of `standing_types`
 /// types (`?2` …), then its latest work in progress (the next parameter); `?1` project.
 pub fn standing(standing_types: usize, rows: u32) -> String {

@@ -56,52 +56,14 @@ impl<D: Database> Engram<D> {
         &self,
         session: Option<&str>,
     ) -> Result<Option<SessionReview>, EngramError> {
-        let project = Value::from(self.project_id());
         let session = match session {
             Some(id) => id.to_owned(),
-            None => {
-                let last = self
-                    .single(Statement::with_params(
-                        "SELECT session_id FROM observer_sessions WHERE project_id = ?1 \
-ORDER BY finalized_at DESC LIMIT 1",
-                        vec![project.clone()],
-                    ))
-                    .await?;
-                match last.rows.first().and_then(|row| row.first()) {
-                    Some(value) => value.as_text("session_id")?.to_owned(),
-                    None => return Ok(None),
-                }
-            }
+            None => match self.last_session().await? {
+                Some(id) => id,
+                None => return Ok(None),
+            },
         };
-        let id = Value::from(session.as_str());
-        let statements = vec![
-            Statement::with_params(
-                format!(
-                    "SELECT {MEMORY_COLUMNS} FROM session_shown s JOIN memories m ON m.id = s.memory_id \
-WHERE s.project_id = ?1 AND s.session_id = ?2 AND m.deprecated = 0 ORDER BY s.shown_at, m.id"
-                ),
-                vec![project.clone(), id.clone()],
-            ),
-            Statement::with_params(
-                format!(
-                    "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.project_id = ?1 AND m.session_id = ?2 \
-AND m.deprecated = 0 AND m.chunk_type IS NULL ORDER BY m.created_at, m.id"
-                ),
-                vec![project.clone(), id.clone()],
-            ),
-            Statement::with_params(
-                "SELECT coalesce(sum(c.bytes), 0) FROM code_files c WHERE c.project_id = ?1 AND c.path IN \
-(SELECT DISTINCT f.path FROM session_shown s JOIN memory_files f ON f.memory_id = s.memory_id \
-WHERE s.project_id = ?1 AND s.session_id = ?2)",
-                vec![project.clone(), id.clone()],
-            ),
-            Statement::with_params(
-                "SELECT count(DISTINCT h.memory_id) FROM memory_history h JOIN memories m ON m.id = h.memory_id \
-WHERE m.project_id = ?1 AND m.session_id = ?2 AND h.action = 'flagged'",
-                vec![project, id],
-            ),
-            self.trust_statement(),
-        ];
+        let statements = self.review_statements(&session);
         let mut answers = Vec::with_capacity(statements.len());
         for answer in self.db.pipeline(&statements).await? {
             answers.push(answer.map_err(engram_store::StoreError::Sql)?);
@@ -113,41 +75,88 @@ WHERE m.project_id = ?1 AND m.session_id = ?2 AND h.action = 'flagged'",
                 .map(|row| memory_from_row(row).map_err(EngramError::from))
                 .collect()
         };
-        let applied = memories(0)?;
         let count = |i: usize, what: &str| -> Result<u64, EngramError> {
             Ok(match answers[i].rows.first().and_then(|row| row.first()) {
                 Some(value) => u64::try_from(value.as_i64(what)?).unwrap_or(0),
                 None => 0,
             })
         };
-        let bytes = count(2, "bytes")?;
         let flagged_wrong = count(3, "flagged")?;
         let trust = Self::trust_from_rows(&answers[4])?;
-        let level = trust.level;
         let mut review = SessionReview {
             session_id: session,
-            applied,
+            applied: memories(0)?,
             needs_review: Vec::new(),
             auto_confirmed: Vec::new(),
             learned: Vec::new(),
-            estimated_tokens_saved: bytes / BYTES_PER_TOKEN,
+            estimated_tokens_saved: count(2, "bytes")? / BYTES_PER_TOKEN,
             trust,
             flagged_wrong,
-            suggested_level: TrustLevel::ALL
-                .into_iter()
-                .rev()
-                .find(|l| *l < level)
+            suggested_level: trust
+                .level
+                .more_cautious()
                 .filter(|_| flagged_wrong >= FLAGS_SUGGESTING_CAUTION),
         };
         for memory in memories(1)? {
-            if level.auto_confirms(&memory) {
-                review.auto_confirmed.push(memory);
-            } else if level.awaits_review(&memory) {
-                review.needs_review.push(memory);
+            let part = if trust.level.auto_confirms(&memory) {
+                &mut review.auto_confirmed
+            } else if trust.level.awaits_review(&memory) {
+                &mut review.needs_review
             } else {
-                review.learned.push(memory);
-            }
+                &mut review.learned
+            };
+            part.push(memory);
         }
         Ok(Some(review))
+    }
+
+    /// The session the observer finalized last, if any.
+    async fn last_session(&self) -> Result<Option<String>, EngramError> {
+        let last = self
+            .single(Statement::with_params(
+                "SELECT session_id FROM observer_sessions WHERE project_id = ?1 \
+ORDER BY finalized_at DESC LIMIT 1",
+                vec![Value::from(self.project_id())],
+            ))
+            .await?;
+        match last.rows.first().and_then(|row| row.first()) {
+            Some(value) => Ok(Some(value.as_text("session_id")?.to_owned())),
+            None => Ok(None),
+        }
+    }
+
+    /// The reads of a review, in one round trip: the memories `session` was shown, those
+    /// it learned, the indexed bytes of the files the shown ones cite, how many of what it
+    /// learned were flagged wrong, and the trust level.
+    fn review_statements(&self, session: &str) -> Vec<Statement> {
+        let params = || vec![Value::from(self.project_id()), Value::from(session)];
+        vec![
+            Statement::with_params(
+                format!(
+                    "SELECT {MEMORY_COLUMNS} FROM session_shown s JOIN memories m ON m.id = s.memory_id \
+WHERE s.project_id = ?1 AND s.session_id = ?2 AND m.deprecated = 0 ORDER BY s.shown_at, m.id"
+                ),
+                params(),
+            ),
+            Statement::with_params(
+                format!(
+                    "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.project_id = ?1 AND m.session_id = ?2 \
+AND m.deprecated = 0 AND m.chunk_type IS NULL ORDER BY m.created_at, m.id"
+                ),
+                params(),
+            ),
+            Statement::with_params(
+                "SELECT coalesce(sum(c.bytes), 0) FROM code_files c WHERE c.project_id = ?1 AND c.path IN \
+(SELECT DISTINCT f.path FROM session_shown s JOIN memory_files f ON f.memory_id = s.memory_id \
+WHERE s.project_id = ?1 AND s.session_id = ?2)",
+                params(),
+            ),
+            Statement::with_params(
+                "SELECT count(DISTINCT h.memory_id) FROM memory_history h JOIN memories m ON m.id = h.memory_id \
+WHERE m.project_id = ?1 AND m.session_id = ?2 AND h.action = 'flagged'",
+                params(),
+            ),
+            self.trust_statement(),
+        ]
     }
 }
