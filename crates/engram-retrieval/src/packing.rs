@@ -248,8 +248,13 @@ fn fit(
     }
 }
 
+/// The heading of the memories about no file, after the files' clusters: without it they
+/// would read as more about the file above them.
+pub const NO_FILE_HEADING: &str = "Project-wide";
+
 /// Renders chosen entries clustered by their first file (clusters in order of their best
-/// member; memories without a file last, under no header).
+/// member; memories without a file last, under [`NO_FILE_HEADING`] when any file's cluster
+/// comes before them).
 fn render_by_file(
     results: &[Candidate],
     chosen: &[bool],
@@ -268,18 +273,23 @@ fn render_by_file(
         }
     }
     clusters.sort_by_key(|(file, members)| (file.is_none(), members[0]));
-    render(results, clusters, chosen, costs, total, true)
+    let any_file = clusters.iter().any(|(file, _)| file.is_some());
+    let headed = clusters.into_iter().map(|(file, members)| match file {
+        Some(file) => (Some(file), members),
+        None => (any_file.then(|| NO_FILE_HEADING.to_owned()), members),
+    });
+    render(results, headed, chosen, costs, total, true)
 }
 
 /// Renders `groups` of chosen entries in order, each under its heading if it has one
-/// (`headings_are_files`: the heading is the file the group's items are placed in).
+/// (`files`: each item is placed in its first file, the heading of its group).
 fn render(
     results: &[Candidate],
     groups: impl IntoIterator<Item = (Option<String>, Vec<usize>)>,
     chosen: &[bool],
     costs: &[usize],
     total: usize,
-    headings_are_files: bool,
+    files: bool,
 ) -> PackedContext {
     let mut text = String::new();
     let mut items = Vec::new();
@@ -292,7 +302,12 @@ fn render(
             items.push(PackedItem {
                 id: results[i].memory.id.clone(),
                 memory_type: results[i].memory.memory_type,
-                file: heading.clone().filter(|_| headings_are_files),
+                file: results[i]
+                    .memory
+                    .related_files
+                    .first()
+                    .cloned()
+                    .filter(|_| files),
                 tokens: costs[i],
             });
         }
@@ -363,8 +378,12 @@ mod tests {
             "## x.rs\n- [gotcha] word word word [Memory #a: cite a]\n\
              - [gotcha] word word word [Memory #c: cite c]\n\
              ## y.rs\n- [gotcha] word word word [Memory #b: cite b]\n\
-             - [decision] word word word [Memory #d: cite d]\n"
+             ## Project-wide\n- [decision] word word word [Memory #d: cite d]\n"
         );
+        assert_eq!(packed.items[3].file, None);
+        // Alone, memories about no file need no heading.
+        let general = pack(&results[3..], &PackingBudget::for_phase(None));
+        assert_eq!(general.text, "- [decision] word word word [Memory #d: cite d]\n");
     }
 
     #[test]
