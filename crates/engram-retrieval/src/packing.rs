@@ -383,7 +383,10 @@ mod tests {
         assert_eq!(packed.items[3].file, None);
         // Alone, memories about no file need no heading.
         let general = pack(&results[3..], &PackingBudget::for_phase(None));
-        assert_eq!(general.text, "- [decision] word word word [Memory #d: cite d]\n");
+        assert_eq!(
+            general.text,
+            "- [decision] word word word [Memory #d: cite d]\n"
+        );
     }
 
     #[test]

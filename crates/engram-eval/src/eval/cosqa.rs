@@ -34,7 +34,8 @@ pub(super) async fn run(
         serde_json::from_str(&text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
     };
     let pool = read_json("code_idx_map.txt")?;
-    let queries = read_json("cosqa-retrieval-dev-500.json")?;
+    let split = super::split_file(&dir, "cosqa-retrieval-", &args.split, ".json")?;
+    let queries = read_json(&split.file_name().unwrap_or_default().to_string_lossy())?;
     let pool = pool
         .as_object()
         .ok_or_else(|| CliError::Usage("code_idx_map.txt is not an object".into()))?;
@@ -182,7 +183,8 @@ pub(super) async fn run(
     }
     report(
         &format!(
-            "CoSQA dev: {} queries over {} functions (MRR over the top 50)",
+            "CoSQA {}: {} queries over {} functions (MRR over the top 50)",
+            args.split,
             queries.len(),
             id_of.len()
         ),

@@ -38,6 +38,10 @@ pub struct EvalArgs {
     /// Score only the first N queries (instances).
     #[arg(long)]
     queries: Option<usize>,
+    /// Which split of CoSQA or SWE-bench to read: `cosqa/cosqa-retrieval-<split>*.json`,
+    /// `swebench/<split>_instances.jsonl`. Reports name it.
+    #[arg(long, default_value = "dev")]
+    split: String,
     /// CoSQA: index only the gold functions of the scored queries plus this many others.
     #[arg(long)]
     pool: Option<usize>,
@@ -68,6 +72,33 @@ pub struct EvalArgs {
     /// index, as a host that cannot keep them uses it) or `exact` (the scan in SQL).
     #[arg(long, default_value = "resident", value_parser = ["resident", "index", "exact"])]
     dense_source: String,
+}
+
+/// The file of a split in `dir`: the one named `<prefix><split><rest>` (first by name), or
+/// an error naming what was looked for.
+pub(crate) fn split_file(
+    dir: &Path,
+    prefix: &str,
+    split: &str,
+    rest: &str,
+) -> Result<PathBuf, CliError> {
+    let wanted = format!("{prefix}{split}");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", dir.display())))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&wanted) && n.ends_with(rest))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next().ok_or_else(|| {
+        CliError::Usage(format!(
+            "no {wanted}…{rest} in {} (is --split {split} right?)",
+            dir.display()
+        ))
+    })
 }
 
 /// The systems scored unless `--systems` says otherwise.
@@ -410,4 +441,29 @@ pub(crate) async fn timed_search<D: Database>(
     let started = std::time::Instant::now();
     let response = engram.search(query).await?;
     Ok((response, started.elapsed().as_secs_f64() * 1000.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_is_found_by_name_and_a_missing_one_is_named() {
+        let dir = std::env::temp_dir().join(format!("engram-split-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in [
+            "cosqa-retrieval-dev-500.json",
+            "cosqa-retrieval-test-500.json",
+        ] {
+            std::fs::write(dir.join(name), "[]").unwrap();
+        }
+        let found = split_file(&dir, "cosqa-retrieval-", "test", ".json").unwrap();
+        assert!(found.ends_with("cosqa-retrieval-test-500.json"));
+        match split_file(&dir, "cosqa-retrieval-", "heldout", ".json") {
+            Err(CliError::Usage(message)) => assert!(message.contains("--split heldout")),
+            other => panic!("expected a usage error, got {:?}", other.ok()),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -40,7 +40,9 @@ pub(super) async fn run(
     target: &Target,
     json: bool,
 ) -> Result<(), CliError> {
-    let path = data.join("swebench/dev_instances.jsonl");
+    let path = data
+        .join("swebench")
+        .join(format!("{}_instances.jsonl", args.split));
     let Ok(text) = std::fs::read_to_string(&path) else {
         say!(
             "skipping eval: no SWE-bench instances at {}",
@@ -267,8 +269,9 @@ pub(super) async fn run(
     let projects: Vec<&str> = projects.into_iter().collect();
     report(
         &format!(
-            "SWE-bench dev, {} file localization: {scored} instances over {} releases \
+            "SWE-bench {}, {} file localization: {scored} instances over {} releases \
              (Acc@k: every gold file in the top k files; MRR by the worst gold file's rank)",
+            args.split,
             projects.join(", "),
             by_version.len()
         ),
