@@ -159,6 +159,13 @@ async fn a_batch_of_searches_is_one_request_and_answers_as_each_search_alone() {
         );
 
         assert_eq!(together.len(), queries.len());
+        // Each answer's timings are its own: its stages add up to its total.
+        for batched in &together {
+            let t = batched.timings;
+            let parts =
+                t.analysis + t.embed + t.candidates + t.ranking + t.rerank + t.hyde + t.packing;
+            assert!((t.total - parts).abs() < 1e-6, "{t:?}");
+        }
         for (query, batched) in queries.iter().zip(&together) {
             let alone = engram.search(query).await.expect("search");
             assert_eq!(answer(batched), answer(&alone), "{}", query.text);

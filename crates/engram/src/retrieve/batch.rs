@@ -33,10 +33,10 @@ impl<D: Database> Engram<D> {
     /// (instead of one each): a context built from several searches costs one round
     /// trip, however many sections it has. The distinct query texts are embedded in one
     /// call. Each answer is what [`Engram::search`] returns for its query, in the order of
-    /// `queries` (each one's hand-outs count as used, as a search's do); their `embed` and
-    /// `candidates` timings are the shared call's and round
-    /// trip's, and `total` runs from the batch's start to the answer's. Only HyDE and the
-    /// reranker, where they run, cost a query more.
+    /// `queries` (each one's hand-outs count as used, as a search's do). Each answer's
+    /// timings are its own: its stages, and an even share of the shared embedding call and
+    /// round trip ([`StageTimings::share_of`]), so the answers' totals add up to about the
+    /// batch's time. Only HyDE and the reranker, where they run, cost a query more.
     ///
     /// At most [`MAX_BATCH_QUERIES`](crate::MAX_BATCH_QUERIES) queries; one invalid query
     /// fails the whole batch before anything runs, its error naming the entry (`[2].text`).
@@ -175,6 +175,12 @@ impl<D: Database> Engram<D> {
             );
         }
         self.attach_superseded(queries, &mut responses).await?;
+        if responses.len() > 1 {
+            let count = responses.len();
+            for response in &mut responses {
+                response.timings = response.timings.share_of(count);
+            }
+        }
         Ok((responses, reads))
     }
 

@@ -311,6 +311,27 @@ pub struct StageTimings {
     pub total: f64,
 }
 
+impl StageTimings {
+    /// One of `count` searches' timings: its own stages, an even share of the embedding
+    /// call and the round trip they shared, and the sum of those as its total.
+    pub fn share_of(self, count: usize) -> StageTimings {
+        let share = 1.0 / count.max(1) as f64;
+        let mut own = StageTimings {
+            embed: self.embed * share,
+            candidates: self.candidates * share,
+            ..self
+        };
+        own.total = own.analysis
+            + own.embed
+            + own.candidates
+            + own.ranking
+            + own.rerank
+            + own.hyde
+            + own.packing;
+        own
+    }
+}
+
 /// The answer to a search.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -357,5 +378,28 @@ impl SearchResponse {
             Some(packed) => packed.items.iter().map(|i| i.id.as_str()).collect(),
             None => self.hits.iter().map(|h| h.memory.id.as_str()).collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StageTimings;
+
+    #[test]
+    fn a_batch_answer_takes_its_share_of_what_the_batch_shared() {
+        let batch = StageTimings {
+            analysis: 10.0,
+            embed: 400.0,
+            candidates: 800.0,
+            ranking: 50.0,
+            rerank: 0.0,
+            hyde: 0.0,
+            packing: 5.0,
+            total: 2_000.0,
+        };
+        let own = batch.share_of(4);
+        assert_eq!((own.embed, own.candidates), (100.0, 200.0));
+        assert_eq!(own.total, 10.0 + 100.0 + 200.0 + 50.0 + 5.0);
+        assert_eq!(batch.share_of(1).total, 10.0 + 400.0 + 800.0 + 50.0 + 5.0);
     }
 }
