@@ -20,10 +20,12 @@ File layout (little-endian): b"EGST", u32 version (1), u32 vocab, u32 dims,
 vocab x f32 row scales, vocab x dims int8.
 
 Usage: python3 scripts/distill-static.py MODEL_DIR OUT_FILE   (MODEL_DIR holds
-model.safetensors and tokenizer.json; takes well under a minute on 2 cores)
+model.safetensors and tokenizer.json; about 30 s on an idle 2-core machine, about a minute
+on a busy one)
 """
 
 import json
+import math
 import struct
 import sys
 from pathlib import Path
@@ -73,7 +75,9 @@ def bert_batch(w: dict, ids: np.ndarray, heads: int = 12, layers: int = 6) -> np
     dh = hidden // heads
 
     def linear(t, name):
-        return t @ w[f"{name}.weight"].T + w[f"{name}.bias"]
+        # As one (B·n, d) product: NumPy runs a 3-D @ 2-D product as B small ones, 5x slower.
+        flat = t.reshape(-1, t.shape[-1]) @ w[f"{name}.weight"].T + w[f"{name}.bias"]
+        return flat.reshape(*t.shape[:-1], -1)
 
     for i in range(layers):
         p = f"encoder.layer.{i}"
@@ -81,14 +85,14 @@ def bert_batch(w: dict, ids: np.ndarray, heads: int = 12, layers: int = 6) -> np
         q = split(linear(x, f"{p}.attention.self.query"))
         k = split(linear(x, f"{p}.attention.self.key"))
         v = split(linear(x, f"{p}.attention.self.value"))
-        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(dh)
+        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dh)
         scores -= scores.max(-1, keepdims=True)
         probs = np.exp(scores)
         probs /= probs.sum(-1, keepdims=True)
         ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(b, n, hidden)
         x = layer_norm(linear(ctx, f"{p}.attention.output.dense") + x, w[f"{p}.attention.output.LayerNorm.weight"], w[f"{p}.attention.output.LayerNorm.bias"])
         inter = linear(x, f"{p}.intermediate.dense")
-        inter = 0.5 * inter * (1.0 + erf(inter / np.sqrt(2.0)))
+        inter = 0.5 * inter * (1.0 + erf(inter / math.sqrt(2.0)))  # float32 throughout
         x = layer_norm(linear(inter, f"{p}.output.dense") + x, w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"])
     return x
 

@@ -38,7 +38,7 @@ if ! python3 -c 'import numpy' 2>/dev/null; then
   python3 -m pip install -q --disable-pip-version-check "numpy==${NUMPY_VERSION}" 2>&1 | grep -v "WARNING: Running pip as the 'root' user" || true
   python3 -c 'import numpy' || { echo "NumPy ${NUMPY_VERSION} did not install (pip says why above); the edge model needs it" >&2; exit 1; }
 fi
-echo "distilling the static edge model (about 2 minutes)..."
+echo "distilling the static edge model (under a minute on 2 cores)..."
 python3 "$(dirname "$0")/distill-static.py" "$upstream" "$static/model.bin.partial"
 mv "$static/model.bin.partial" "$static/model.bin"
 cp "$upstream/tokenizer.json" "$upstream/LICENSE" "$upstream/NOTICE" "$static/"
