@@ -289,8 +289,13 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if let Err(e) = cli.target.configure(&matches) {
-        output::error(&e, json);
-        return ExitCode::FAILURE;
+        if !matches!(cli.command, Command::Hook | Command::HookHelper { .. }) {
+            output::error(&e, json);
+            return ExitCode::FAILURE;
+        }
+        // A hook never breaks the agent's step: it runs on the defaults and logs why.
+        engram_cli::hook::log_config_error(&e);
+        cli.target.at_project_root();
     }
     engram_cli::run_to_exit(run(cli), json)
 }

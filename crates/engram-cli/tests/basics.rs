@@ -139,6 +139,11 @@ fn the_project_config_sits_under_env_and_flags_and_any_folder_finds_the_database
         message.contains("config.toml") && message.contains("projet"),
         "{message}"
     );
+    // Except for a hook, which never fails the agent's step: it runs and logs why.
+    let hook = engram_in(&deep, &["hook"], &[]);
+    assert!(hook.status.success() && hook.stdout.is_empty());
+    let log = std::fs::read_to_string(root.join(".engram/hooks.log")).unwrap_or_default();
+    assert!(log.contains("(config)") && log.contains("projet"), "{log}");
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -402,6 +402,13 @@ pub(crate) fn describe(error: &CliError) -> String {
 
 /// Appends one line to the project's hook log, secrets redacted; a log that cannot be
 /// written is given up on (the agent must not see it).
+/// Logs, in the project's hook log, that its `.engram/config.toml` could not be read: a
+/// hook then runs on the defaults rather than fail the agent's step.
+pub fn log_config_error(error: &CliError) {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    log_failure(&project_root(&cwd), "(config)", "", &describe(error));
+}
+
 pub(crate) fn log_failure(root: &Path, event: &str, session: &str, error: &str) {
     let mut error = error.to_owned();
     if let Ok(scanner) = engram_core::secrets::SecretScanner::shared() {
