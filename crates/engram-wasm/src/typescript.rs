@@ -149,6 +149,8 @@ export interface ProjectExport {
   format: "engram-export"; version: number; schemaVersion: number; projectId: string;
   memories: Record<string, unknown>[]; history: Record<string, unknown>[]; origins: Record<string, unknown>[];
   redacted: number;
+  /** The project's trust level, when a person set one. */
+  trustLevel?: 1 | 2 | 3 | 4;
 }
 export interface ExportLoaded { memories: number; history: number; origins: number; }
 /** One part of the health score: a share in [0, 1] and its weight. */

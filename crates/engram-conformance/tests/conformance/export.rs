@@ -153,7 +153,17 @@ async fn round_trip<D: Database + Copy>(db: D) {
     let project = format!("export-{}", nonce());
     let source = open(db, &project).await;
     build(&source).await;
+    assert_eq!(
+        source.export().await.unwrap().trust_level,
+        None,
+        "never set"
+    );
+    source
+        .set_trust_level(engram::TrustLevel::Confident)
+        .await
+        .unwrap();
     let export = source.export().await.expect("exported");
+    assert_eq!(export.trust_level, Some(engram::TrustLevel::Confident));
     let retired = export
         .memories
         .iter()
@@ -200,6 +210,11 @@ async fn round_trip<D: Database + Copy>(db: D) {
     );
     assert_eq!(entries(&again), entries(&export), "every history entry");
     assert_eq!(again.origins, export.origins, "every origin");
+    assert_eq!(
+        target.trust_level().await.unwrap().level,
+        engram::TrustLevel::Confident,
+        "the trust level"
+    );
     for words in ["strongly typed", "timeout", "release main branch"] {
         assert_eq!(
             keyword_ids(&target, words).await,

@@ -43,6 +43,9 @@ pub struct ProjectExport {
     /// Secrets the scanner found and redacted on the way out (none in a healthy store).
     #[serde(default)]
     pub redacted: u64,
+    /// The project's trust level, when a person set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_level: Option<engram_core::TrustLevel>,
 }
 
 impl ProjectExport {
@@ -65,10 +68,11 @@ pub struct ExportLoaded {
 }
 
 impl<D: Database> Engram<D> {
-    /// The project's memories, whole, for [`Engram::load_export`] (one round trip).
+    /// The project's memories, whole, and its trust level, for [`Engram::load_export`]
+    /// (one round trip).
     pub async fn export(&self) -> Result<ProjectExport, EngramError> {
         let project = Value::from(self.project_id());
-        let statements: Vec<Statement> = [
+        let mut statements: Vec<Statement> = [
             format!(
                 "SELECT {} FROM memories WHERE project_id = ?1 ORDER BY created_at, id",
                 MEMORY_TABLE_COLUMNS.join(", ")
@@ -85,15 +89,20 @@ impl<D: Database> Engram<D> {
         .into_iter()
         .map(|sql| Statement::with_params(sql, vec![project.clone()]))
         .collect();
+        statements.push(self.trust_statement());
         let mut answers = self.db.pipeline(&statements).await?.into_iter();
-        let mut next = || -> Result<Vec<Map<String, Json>>, EngramError> {
-            let rows = answers
+        let mut next = || -> Result<engram_store::Rows, EngramError> {
+            Ok(answers
                 .next()
                 .ok_or_else(|| engram_store::StoreError::Protocol("an answer is missing".into()))?
-                .map_err(engram_store::StoreError::Sql)?;
-            Ok(rows::objects(&rows))
+                .map_err(engram_store::StoreError::Sql)?)
         };
-        let (mut memories, mut history, mut origins) = (next()?, next()?, next()?);
+        let (mut memories, mut history, mut origins) = (
+            rows::objects(&next()?),
+            rows::objects(&next()?),
+            rows::objects(&next()?),
+        );
+        let trust = Self::trust_from_rows(&next()?)?;
         let mut redacted = 0;
         if let Some(scanner) = self.scanner {
             for object in memories.iter_mut().chain(&mut history).chain(&mut origins) {
@@ -109,12 +118,14 @@ impl<D: Database> Engram<D> {
             history,
             origins,
             redacted,
+            trust_level: trust.set.then_some(trust.level),
         })
     }
 
     /// Stores an export in this project, in one transaction: each memory with its id and
     /// every column as exported (the project is this one), its keyword row when live, its
-    /// file and module links, its history and its origins. Vectors are not exported: run
+    /// file and module links, its history and its origins, and the trust level when the
+    /// export carries one. Vectors are not exported: run
     /// [`Engram::embed_pending`] afterwards. An export of another format or version, a
     /// column this build does not know, a value that is not a scalar, or an id this
     /// database holds already is `invalid_input`, and nothing is written.
@@ -145,7 +156,11 @@ impl<D: Database> Engram<D> {
             )
             .into());
         }
-        self.transaction_with_behind(&plan.statements).await?;
+        let mut statements = plan.statements;
+        if let Some(level) = export.trust_level {
+            statements.push(self.trust_upsert(level));
+        }
+        self.transaction_with_behind(&statements).await?;
         Ok(plan.loaded)
     }
 

@@ -77,7 +77,13 @@ impl<D: Database> Engram<D> {
     /// Sets the project's trust level; every injection from then on, in any process,
     /// uses its threshold. Returns the new setting. One round trip.
     pub async fn set_trust_level(&self, level: TrustLevel) -> Result<TrustSetting, EngramError> {
-        self.single(Statement::with_params(
+        self.single(self.trust_upsert(level)).await?;
+        Ok(TrustSetting::of(level, true))
+    }
+
+    /// The statement that sets the project's trust level (and its injection floor).
+    pub(crate) fn trust_upsert(&self, level: TrustLevel) -> Statement {
+        Statement::with_params(
             "INSERT INTO project_settings (project_id, trust_level, inject_floor, updated_at) \
 VALUES (?1, ?2, ?3, ?4) ON CONFLICT (project_id) DO UPDATE SET trust_level = excluded.trust_level, \
 inject_floor = excluded.inject_floor, updated_at = excluded.updated_at",
@@ -87,8 +93,6 @@ inject_floor = excluded.inject_floor, updated_at = excluded.updated_at",
                 Value::Float(level.injection_threshold()),
                 Value::Integer(self.host.clock.now_millis()),
             ],
-        ))
-        .await?;
-        Ok(TrustSetting::of(level, true))
+        )
     }
 }
