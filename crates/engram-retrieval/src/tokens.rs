@@ -14,8 +14,8 @@
 //! - any other character: one token per UTF-8 byte (a byte-level BPE never spends more).
 //!
 //! A test checks the estimate against the real cl100k and o200k tokenizers over every text of
-//! the evaluation data (code, issue reports, transcripts): it never undercounts, and it
-//! overcounts by a factor of about 1.5 on average (the price of never overflowing).
+//! the evaluation data (code, issue reports, transcripts): it never undercounts; what it
+//! overcounts, the price of never overflowing, is in docs/retrieval.md.
 
 /// An upper-bound estimate of the tokens `text` costs a byte-level BPE tokenizer.
 ///

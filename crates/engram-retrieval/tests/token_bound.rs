@@ -94,6 +94,7 @@ fn the_estimate_never_undercounts_real_bpe_tokenizers() {
     ];
     for (name, bpe) in &tokenizers {
         let (mut estimated, mut real, mut tightest) = (0usize, 0usize, f64::INFINITY);
+        let (mut ratios, mut loosest) = (Vec::new(), 0f64);
         for text in &texts {
             let tokens = bpe.encode_ordinary(text).len();
             let guess = estimate(text);
@@ -105,14 +106,18 @@ fn the_estimate_never_undercounts_real_bpe_tokenizers() {
             estimated += guess;
             real += tokens;
             if tokens > 0 {
-                tightest = tightest.min(guess as f64 / tokens as f64);
+                let ratio = guess as f64 / tokens as f64;
+                tightest = tightest.min(ratio);
+                loosest = loosest.max(ratio);
+                ratios.push(ratio);
             }
         }
+        let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;
         eprintln!(
-            "{name}: {} texts, {real} tokens, estimate {estimated} ({:.2}× overall, tightest {:.2}×)",
+            "{name}: {} texts, {real} tokens, estimate {estimated} ({:.2}× overall; per text \
+             mean {mean:.2}×, tightest {tightest:.2}×, loosest {loosest:.2}×)",
             texts.len(),
             estimated as f64 / real as f64,
-            tightest
         );
     }
 }
