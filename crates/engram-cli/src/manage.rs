@@ -272,37 +272,7 @@ pub async fn run<D: Database>(
             }
             Ok(())
         }
-        ManageCommand::Trust { level } => {
-            let setting = match level {
-                Some(_)
-                    if engram_cli::config::ProjectConfig::read(&project_root())?
-                        .trust_level
-                        .is_some() =>
-                {
-                    return Err(CliError::Usage(
-                        "the project's .engram/config.toml sets trust_level; change it there"
-                            .into(),
-                    ))
-                }
-                Some(level) => {
-                    let level = engram::TrustLevel::from_number(level.into())
-                        .map_err(engram::EngramError::from)?;
-                    engram.set_trust_level(level).await?
-                }
-                None => engram.trust_level().await?,
-            };
-            if json {
-                say!("{}", serde_json::to_string(&setting).unwrap_or_default());
-            } else {
-                say!(
-                    "trust level {}{}: memories of confidence {:.2} and up are injected unasked",
-                    setting.level,
-                    if setting.set { "" } else { ", the default" },
-                    setting.injection_threshold
-                );
-            }
-            Ok(())
-        }
+        ManageCommand::Trust { level } => trust(engram, level, json).await,
         ManageCommand::Health => {
             let report = engram.health().await?;
             if json {
@@ -634,6 +604,43 @@ more confident ones",
             level.number()
         );
     }
+}
+
+/// `engram trust [LEVEL]`: shows the project's trust level, or sets it (unless the
+/// project's config file sets it).
+async fn trust<D: Database>(
+    engram: &Engram<D>,
+    level: Option<u8>,
+    json: bool,
+) -> Result<(), CliError> {
+    let setting = match level {
+        Some(_)
+            if engram_cli::config::ProjectConfig::read(&project_root())?
+                .trust_level
+                .is_some() =>
+        {
+            return Err(CliError::Usage(
+                "the project's .engram/config.toml sets trust_level; change it there".into(),
+            ))
+        }
+        Some(level) => {
+            let level =
+                engram::TrustLevel::from_number(level.into()).map_err(engram::EngramError::from)?;
+            engram.set_trust_level(level).await?
+        }
+        None => engram.trust_level().await?,
+    };
+    if json {
+        say!("{}", serde_json::to_string(&setting).unwrap_or_default());
+    } else {
+        say!(
+            "trust level {}{}: memories of confidence {:.2} and up are injected unasked",
+            setting.level,
+            if setting.set { "" } else { ", the default" },
+            setting.injection_threshold
+        );
+    }
+    Ok(())
 }
 
 /// The project's root, found from the current folder.

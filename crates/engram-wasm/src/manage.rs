@@ -48,8 +48,7 @@ impl EngramHandle {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let json = json_or_empty(&request, "request")?;
-            let page = inner.list_json(&json).await.map_err(|e| to_js_error(&e))?;
-            types::to_js(&page)
+            types::answer(inner.list_json(&json).await)
         })
     }
 
@@ -63,8 +62,7 @@ impl EngramHandle {
         future_to_promise(async move {
             let json = json_or_empty(&filter, "filter")?;
             let filter = decoded(MemoryFilter::from_json(&json))?;
-            let count = inner.count(&filter).await.map_err(|e| to_js_error(&e))?;
-            Ok(JsValue::from_f64(count as f64))
+            types::answer(inner.count(&filter).await)
         })
     }
 
@@ -82,12 +80,11 @@ impl EngramHandle {
             let update = decoded(MemoryUpdate::from_json(&types::stringify(
                 &update, "update",
             )?))?;
-            let memory = if confirm.unwrap_or(false) {
+            types::answer(if confirm.unwrap_or(false) {
                 inner.correct(&id, &update).await
             } else {
                 inner.update(&id, &update).await
-            };
-            types::to_js(&memory.map_err(|e| to_js_error(&e))?)
+            })
         })
     }
 
@@ -95,9 +92,7 @@ impl EngramHandle {
     #[wasm_bindgen(unchecked_return_type = "Promise<Memory>")]
     pub fn confirm(&self, id: String) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            types::to_js(&inner.confirm(&id).await.map_err(|e| to_js_error(&e))?)
-        })
+        future_to_promise(async move { types::answer(inner.confirm(&id).await) })
     }
 
     /// A person says the memory is wrong: retired, and counted against the observer signal
@@ -105,19 +100,16 @@ impl EngramHandle {
     #[wasm_bindgen(js_name = flagWrong, unchecked_return_type = "Promise<Memory>")]
     pub fn flag_wrong(&self, id: String, reason: Option<String>) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            let memory = inner.flag_wrong(&id, reason.as_deref()).await;
-            types::to_js(&memory.map_err(|e| to_js_error(&e))?)
-        })
+        future_to_promise(
+            async move { types::answer(inner.flag_wrong(&id, reason.as_deref()).await) },
+        )
     }
 
     /// Pins (`true`) or unpins a memory: a pinned memory never decays and is never pruned.
     #[wasm_bindgen(unchecked_return_type = "Promise<Memory>")]
     pub fn pin(&self, id: String, pinned: bool) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            types::to_js(&inner.pin(&id, pinned).await.map_err(|e| to_js_error(&e))?)
-        })
+        future_to_promise(async move { types::answer(inner.pin(&id, pinned).await) })
     }
 
     /// A person's own memory (source `user_taught`, confirmed).
@@ -129,7 +121,7 @@ impl EngramHandle {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let taught = decoded(Taught::from_json(&types::stringify(&taught, "taught")?))?;
-            types::to_js(&inner.teach(taught).await.map_err(|e| to_js_error(&e))?)
+            types::answer(inner.teach(taught).await)
         })
     }
 
@@ -156,11 +148,7 @@ impl EngramHandle {
             let request = decoded(ImportRequest::from_json(&types::stringify(
                 &request, "request",
             )?))?;
-            let report = inner
-                .import_instructions(request)
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            types::to_js(&report)
+            types::answer(inner.import_instructions(request).await)
         })
     }
 
@@ -168,9 +156,7 @@ impl EngramHandle {
     #[wasm_bindgen(js_name = exportJson, unchecked_return_type = "Promise<ProjectExport>")]
     pub fn export_json(&self) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            types::to_js(&inner.export().await.map_err(|e| to_js_error(&e))?)
-        })
+        future_to_promise(async move { types::answer(inner.export().await) })
     }
 
     /// Stores an export in this (empty) project: the same memories, history and origins.
@@ -184,12 +170,7 @@ impl EngramHandle {
             let export = decoded(ProjectExport::from_json(&types::stringify(
                 &export, "export",
             )?))?;
-            types::to_js(
-                &inner
-                    .load_export(&export)
-                    .await
-                    .map_err(|e| to_js_error(&e))?,
-            )
+            types::answer(inner.load_export(&export).await)
         })
     }
 
@@ -197,19 +178,14 @@ impl EngramHandle {
     #[wasm_bindgen(js_name = exportMarkdown, unchecked_return_type = "Promise<string>")]
     pub fn export_markdown(&self) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            let text = inner.export_markdown().await.map_err(|e| to_js_error(&e))?;
-            Ok(JsValue::from_str(&text))
-        })
+        future_to_promise(async move { types::answer(inner.export_markdown().await) })
     }
 
     /// The health score with its parts, counts by type and source, growth and coverage.
     #[wasm_bindgen(unchecked_return_type = "Promise<HealthReport>")]
     pub fn health(&self) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            types::to_js(&inner.health().await.map_err(|e| to_js_error(&e))?)
-        })
+        future_to_promise(async move { types::answer(inner.health().await) })
     }
 
     /// The project's trust level: its number, name, injection threshold, how much of a
@@ -217,9 +193,7 @@ impl EngramHandle {
     #[wasm_bindgen(js_name = trustLevel, unchecked_return_type = "Promise<TrustSetting>")]
     pub fn trust_level(&self) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            types::to_js(&inner.trust_level().await.map_err(|e| to_js_error(&e))?)
-        })
+        future_to_promise(async move { types::answer(inner.trust_level().await) })
     }
 
     /// Sets the project's trust level, 1 (cautious) to 4 (autonomous); every injection
@@ -232,11 +206,7 @@ impl EngramHandle {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let level = decoded(TrustLevel::from_json(&number_json(&level)))?;
-            let setting = inner
-                .set_trust_level(level)
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            types::to_js(&setting)
+            types::answer(inner.set_trust_level(level).await)
         })
     }
 
@@ -249,14 +219,7 @@ impl EngramHandle {
     pub fn session_review(&self, session_id: Option<String>) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let review = inner
-                .session_review(session_id.as_deref())
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            match review {
-                Some(review) => types::to_js(&review),
-                None => Ok(JsValue::NULL),
-            }
+            types::answer(inner.session_review(session_id.as_deref()).await)
         })
     }
 
@@ -265,12 +228,6 @@ impl EngramHandle {
     #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
     pub fn reset(&self, confirm: String) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            let gone = inner
-                .reset_confirmed(&confirm)
-                .await
-                .map_err(|e| to_js_error(&e))?;
-            Ok(JsValue::from_f64(gone as f64))
-        })
+        future_to_promise(async move { types::answer(inner.reset_confirmed(&confirm).await) })
     }
 }

@@ -39,3 +39,9 @@ pub fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
     })?;
     js_sys::JSON::parse(&json)
 }
+
+/// An engram call's answer as a plain JavaScript value (`null` for `None`), or its error as
+/// engram's typed error.
+pub fn answer<T: Serialize>(result: Result<T, engram::EngramError>) -> Result<JsValue, JsValue> {
+    to_js(&result.map_err(|e| crate::errors::to_js_error(&e))?)
+}
