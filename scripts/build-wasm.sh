@@ -23,5 +23,5 @@ profile_dir=$profile
 [ "$profile" = dev ] && profile_dir=debug
 wasm-bindgen --target web --out-dir "$out" --out-name engram \
   "$target_dir/wasm32-unknown-unknown/$profile_dir/engram_wasm.wasm"
-# Function names are for stack traces only: a fifth of the module.
+# Function names serve stack traces only; engines never need them.
 node scripts/strip-wasm-names.mjs "$out/engram_bg.wasm"

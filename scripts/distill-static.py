@@ -20,8 +20,7 @@ File layout (little-endian): b"EGST", u32 version (1), u32 vocab, u32 dims,
 vocab x f32 row scales, vocab x dims int8.
 
 Usage: python3 scripts/distill-static.py MODEL_DIR OUT_FILE   (MODEL_DIR holds
-model.safetensors and tokenizer.json; about 30 s on an idle 2-core machine, about a minute
-on a busy one)
+model.safetensors and tokenizer.json; its run time is in docs/npm-package.md)
 """
 
 import json
@@ -75,7 +74,7 @@ def bert_batch(w: dict, ids: np.ndarray, heads: int = 12, layers: int = 6) -> np
     dh = hidden // heads
 
     def linear(t, name):
-        # As one (B·n, d) product: NumPy runs a 3-D @ 2-D product as B small ones, 5x slower.
+        # As one (B·n, d) product: NumPy runs a 3-D @ 2-D product as B small ones.
         flat = t.reshape(-1, t.shape[-1]) @ w[f"{name}.weight"].T + w[f"{name}.bias"]
         return flat.reshape(*t.shape[:-1], -1)
 
