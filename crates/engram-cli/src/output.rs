@@ -67,11 +67,11 @@ pub fn search(response: &SearchResponse, json: bool, explain: bool) {
     }
     for (i, hit) in response.hits.iter().enumerate() {
         say!(
-            "  {}. [{}] {} (score {:.5}, id {})",
+            "  {}. [{}] {} (relevance {:.2}, id {})",
             i + 1,
             hit.memory.memory_type,
             hit.memory.content,
-            hit.score,
+            hit.breakdown.relevance,
             &hit.memory.id
         );
         if !hit.memory.related_files.is_empty() {
@@ -107,13 +107,20 @@ pub fn search(response: &SearchResponse, json: bool, explain: bool) {
                 );
             }
             say!(
-                "     × phase {:.2} × trust {:.2} × role {:.2} × confidence {:.2} × decay {:.3}; relevance {:.2}",
+                "     × phase {:.2} × trust {:.2} × role {:.2} × confidence {:.2} × decay {:.3} = score {:.5}",
                 b.phase_weight,
                 b.trust_weight,
                 b.role_weight,
                 b.confidence,
                 b.decay,
-                b.relevance
+                b.score
+            );
+            say!(
+                "     relevance {:.2} from similarity {} and {:.0}% of the query's terms",
+                b.relevance,
+                b.dense
+                    .map_or("-".to_owned(), |d| format!("{:.2}", d.metric)),
+                b.coverage * 100.0
             );
         }
     }

@@ -17,7 +17,8 @@
 //! libSQL vector index (building it takes minutes at 10K). For profiling:
 //! `BENCH_ONLY=<text>` measures only the configurations whose label contains it, and
 //! `BENCH_DIR=<dir>` keeps the embedded databases there and reuses them when already filled
-//! (the HTTP configurations then search a copy of the filled hybrid database).
+//! (the HTTP configurations then search a copy of the filled hybrid database). The
+//! resident hybrid configuration is also measured with the search's relevance cut off.
 
 use std::cell::Cell;
 use std::time::Instant;
@@ -230,14 +231,22 @@ async fn fill<D: Database>(engram: &Engram<D>, memories: &[NewMemory]) {
 /// p50 and p95 of the search time without the query embedding, and the mean time of the
 /// candidate round trip and of ranking (ms).
 async fn measure<D: Database>(engram: &Engram<D>, queries: &[String]) -> ((f64, f64), String) {
+    measure_stages(engram, queries, engram::Stages::default()).await
+}
+
+/// [`measure`] with some of the pipeline's optional stages off.
+async fn measure_stages<D: Database>(
+    engram: &Engram<D>,
+    queries: &[String],
+    stages: engram::Stages,
+) -> ((f64, f64), String) {
     let mut latencies = Vec::with_capacity(queries.len());
     let (mut candidates, mut ranking) = (0.0, 0.0);
     for q in queries {
+        let mut query = SearchQuery::new(q.as_str());
+        query.stages = stages;
         let started = Instant::now();
-        let response = engram
-            .search(&SearchQuery::new(q.as_str()))
-            .await
-            .expect("search");
+        let response = engram.search(&query).await.expect("search");
         let ms = started.elapsed().as_secs_f64() * 1e3 - response.timings.embed / 1e3;
         latencies.push(ms);
         candidates += response.timings.candidates / 1e3;
@@ -765,6 +774,13 @@ async fn main() {
         if wanted("native, hybrid (resident, both)") {
             let (p, stages) = measure(&resident, &queries).await;
             row(size, "native, hybrid (resident, both)", p, &stages);
+            // Beside it, the search cut off: what rating relevance beyond the limit costs.
+            let no_cut = engram::Stages {
+                cut: false,
+                ..engram::Stages::default()
+            };
+            let (p, stages) = measure_stages(&resident, &queries, no_cut).await;
+            row(size, "  the same, search cut off", p, &stages);
         }
         row(
             size,

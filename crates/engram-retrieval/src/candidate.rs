@@ -81,10 +81,14 @@ pub struct Breakdown {
     /// file's code outside the validate phase, [`crate::scoring::code_role::EXAMPLE_CODE_WEIGHT`] for an
     /// example file's code, 1 otherwise.
     pub role_weight: f64,
-    /// Absolute relevance in `[0, 1]`: the best of dense similarity and the share of the
-    /// query's terms the memory contains. Rank fusion has no absolute scale; thresholds use
-    /// this. Set by [`crate::select::select`] on the candidates it looks at (every one it
-    /// keeps); 0 on the others.
+    /// The share of the query's keyword terms the memory contains, in `[0, 1]` (see
+    /// [`crate::scoring::term_coverage`]). Set with [`Breakdown::relevance`].
+    pub coverage: f64,
+    /// Calibrated relevance in `[0, 1]`: how likely a memory with this dense similarity
+    /// and [`Breakdown::coverage`] is to be relevant to the query, the same scale for every
+    /// query (see [`crate::scoring::relevance`]). Rank fusion has no absolute scale;
+    /// thresholds use this. Set by [`crate::select::select`] on the candidates it looks at
+    /// (every one it keeps); 0 on the others.
     pub relevance: f64,
     /// The host reranker's score, when one reordered this result (see
     /// [`crate::rerank::fuse_reranked`]).

@@ -8,17 +8,20 @@
 use serde::{Deserialize, Serialize};
 
 use crate::candidate::Candidate;
+use crate::scoring::{Rated, SEARCH_MIN_RELEVANCE};
 
-/// Auto-inject: the best result's relevance must reach this.
-pub const AUTO_MIN_RELEVANCE: f64 = 0.5;
+/// Auto-inject: the best result's relevance must reach this. On the calibration's data,
+/// the lowest bar at which nine in ten queries about nothing in an instruction-rule store
+/// inject nothing, with the dense path and without.
+pub const AUTO_MIN_RELEVANCE: f64 = 0.75;
 /// Auto-inject: every result's score must reach this share of the best score.
 pub const AUTO_RELATIVE_CUTOFF: f64 = 0.6;
 /// Auto-inject: most results.
 pub const AUTO_MAX_RESULTS: usize = 3;
 /// HyDE runs when fewer than this many search results reach [`HYDE_RELEVANCE`].
 pub const HYDE_MIN_STRONG: usize = 3;
-/// See [`HYDE_MIN_STRONG`].
-pub const HYDE_RELEVANCE: f64 = 0.5;
+/// See [`HYDE_MIN_STRONG`]: a strong result is one auto-injection would accept.
+pub const HYDE_RELEVANCE: f64 = AUTO_MIN_RELEVANCE;
 
 /// How results will be used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,34 +45,59 @@ pub struct Selection {
     pub empty_reason: Option<String>,
 }
 
-/// Applies `mode`'s rules to ranked candidates. `relevance` gives a candidate's absolute
-/// relevance (see [`crate::scoring::relevance`]); it is asked only for the candidates the
-/// rules look at, and each kept candidate carries its value in
-/// [`Breakdown::relevance`](crate::candidate::Breakdown::relevance). Working out relevance
+/// Applies `mode`'s rules to ranked candidates; `cut` drops the clearly unrelated from a
+/// search (below [`SEARCH_MIN_RELEVANCE`]). `relevance` rates a candidate (see
+/// [`crate::scoring::relevance`]); it is asked only for the candidates the rules look at,
+/// and each kept candidate carries its rating in
+/// [`Breakdown::relevance`](crate::candidate::Breakdown::relevance) and
+/// [`Breakdown::coverage`](crate::candidate::Breakdown::coverage). Working out relevance
 /// means reading the candidate's words, and a search ranks many more candidates than it
 /// keeps.
 pub fn select(
     candidates: Vec<Candidate>,
     mode: Mode,
     limit: usize,
-    relevance: impl Fn(&Candidate) -> f64,
+    cut: bool,
+    relevance: impl Fn(&Candidate) -> Rated,
 ) -> Selection {
     let rated = |mut c: Candidate| {
-        c.breakdown.relevance = relevance(&c);
+        let rating = relevance(&c);
+        c.breakdown.relevance = rating.relevance;
+        c.breakdown.coverage = rating.coverage;
         c
     };
     match mode {
         Mode::Search => {
-            let results: Vec<Candidate> = candidates.into_iter().take(limit).map(rated).collect();
+            let mut best_dropped: Option<f64> = None;
+            // In rank order, so the first `limit` related hits are the ones kept.
+            let results: Vec<Candidate> = candidates
+                .into_iter()
+                .map(rated)
+                .filter(|c| {
+                    let related = !cut || c.breakdown.relevance >= SEARCH_MIN_RELEVANCE;
+                    if !related {
+                        let best = best_dropped.get_or_insert(0.0);
+                        *best = best.max(c.breakdown.relevance);
+                    }
+                    related
+                })
+                .take(limit)
+                .collect();
             let stale = results
                 .iter()
                 .filter(|c| c.memory.flags.needs_review)
                 .map(|c| c.memory.id.clone())
                 .collect();
+            let empty_reason = match (results.is_empty(), best_dropped) {
+                (true, Some(best)) => Some(format!(
+                    "nothing related: the best relevance {best:.2} is below {SEARCH_MIN_RELEVANCE}"
+                )),
+                _ => None,
+            };
             Selection {
                 results,
                 stale,
-                empty_reason: None,
+                empty_reason,
             }
         }
         Mode::AutoInject => {
@@ -112,10 +140,10 @@ pub fn select(
 
 /// Whether a search should try HyDE: fewer than [`HYDE_MIN_STRONG`] of `results` reach
 /// [`HYDE_RELEVANCE`] by `relevance` (asked until that many do).
-pub fn wants_hyde(results: &[Candidate], relevance: impl Fn(&Candidate) -> f64) -> bool {
+pub fn wants_hyde(results: &[Candidate], relevance: impl Fn(&Candidate) -> Rated) -> bool {
     results
         .iter()
-        .filter(|c| relevance(c) > HYDE_RELEVANCE)
+        .filter(|c| relevance(c).relevance > HYDE_RELEVANCE)
         .take(HYDE_MIN_STRONG)
         .count()
         < HYDE_MIN_STRONG
@@ -134,8 +162,11 @@ mod tests {
     }
 
     /// The relevance each test candidate was made with.
-    fn preset(c: &Candidate) -> f64 {
-        c.breakdown.relevance
+    fn preset(c: &Candidate) -> Rated {
+        Rated {
+            relevance: c.breakdown.relevance,
+            coverage: 0.5,
+        }
     }
 
     #[test]
@@ -143,13 +174,14 @@ mod tests {
         let out = select(
             vec![
                 c("a", 1.0, 0.9),
-                c("b", 0.7, 0.6),
+                c("b", 0.7, 0.85),
                 c("c", 0.65, 0.3), // close in score but not relevant
                 c("d", 0.5, 0.9),  // relevant but below 60 % of the best
                 c("e", 0.9, 0.9),
             ],
             Mode::AutoInject,
             10,
+            true,
             preset,
         );
         let ids: Vec<&str> = out.results.iter().map(|c| c.memory.id.as_str()).collect();
@@ -158,7 +190,7 @@ mod tests {
 
     #[test]
     fn auto_inject_returns_nothing_for_weak_matches_and_skips_stale() {
-        let weak = select(vec![c("a", 1.0, 0.3)], Mode::AutoInject, 10, preset);
+        let weak = select(vec![c("a", 1.0, 0.3)], Mode::AutoInject, 10, true, preset);
         assert!(weak.results.is_empty());
         assert!(weak.empty_reason.unwrap().contains("0.30"));
         let mut stale = c("s", 2.0, 1.0);
@@ -167,12 +199,19 @@ mod tests {
             vec![stale.clone(), c("a", 1.0, 0.8)],
             Mode::AutoInject,
             10,
+            true,
             preset,
         );
         assert_eq!(out.results.len(), 1);
         assert_eq!(out.results[0].memory.id, "a");
         // Search mode keeps it and names it.
-        let search = select(vec![stale, c("a", 1.0, 0.8)], Mode::Search, 10, preset);
+        let search = select(
+            vec![stale, c("a", 1.0, 0.8)],
+            Mode::Search,
+            10,
+            true,
+            preset,
+        );
         assert_eq!(search.results.len(), 2);
         assert_eq!(search.stale, ["s"]);
     }
@@ -184,20 +223,20 @@ mod tests {
             [1.0, 0.9, 0.7, 0.5, 0.2]
                 .iter()
                 .enumerate()
-                .map(|(i, s)| c(&format!("m{i}"), *s, 0.8))
+                .map(|(i, s)| c(&format!("m{i}"), *s, 0.85))
                 .collect()
         };
         let asked = RefCell::new(Vec::new());
         let counting = |c: &Candidate| {
             asked.borrow_mut().push(c.memory.id.clone());
-            c.breakdown.relevance
+            preset(c)
         };
-        let search = select(ranked(), Mode::Search, 2, counting);
+        let search = select(ranked(), Mode::Search, 2, true, counting);
         assert_eq!(*asked.borrow(), ["m0", "m1"]);
-        assert!(search.results.iter().all(|c| c.breakdown.relevance == 0.8));
+        assert!(search.results.iter().all(|c| c.breakdown.relevance == 0.85));
         asked.borrow_mut().clear();
         // Auto-inject: the best, then only those within 60 % of its score.
-        let auto = select(ranked(), Mode::AutoInject, 10, counting);
+        let auto = select(ranked(), Mode::AutoInject, 10, true, counting);
         assert_eq!(*asked.borrow(), ["m0", "m1", "m2"]);
         assert_eq!(auto.results.len(), 3);
         asked.borrow_mut().clear();
@@ -207,16 +246,46 @@ mod tests {
     }
 
     #[test]
+    fn search_drops_the_clearly_unrelated_and_says_so_when_nothing_is_left() {
+        let ranked = vec![
+            c("a", 1.0, 0.04),
+            c("b", 0.9, 0.7),
+            c("c", 0.8, 0.02),
+            c("d", 0.7, 0.3),
+            c("e", 0.6, 0.9),
+        ];
+        let out = select(ranked, Mode::Search, 2, true, preset);
+        let ids: Vec<&str> = out.results.iter().map(|c| c.memory.id.as_str()).collect();
+        assert_eq!(ids, ["b", "d"], "the first two related hits, in rank order");
+        assert!(out.results.iter().all(|c| c.breakdown.coverage == 0.5));
+        assert_eq!(out.empty_reason, None);
+        let none = select(
+            vec![c("a", 1.0, 0.04), c("b", 0.5, 0.07)],
+            Mode::Search,
+            10,
+            true,
+            preset,
+        );
+        assert!(none.results.is_empty());
+        assert!(none.empty_reason.unwrap().contains("0.07"));
+    }
+
+    #[test]
     fn at_most_three_are_injected() {
         let many: Vec<Candidate> = (0..6).map(|i| c(&format!("m{i}"), 1.0, 0.9)).collect();
-        assert_eq!(select(many, Mode::AutoInject, 10, preset).results.len(), 3);
+        assert_eq!(
+            select(many, Mode::AutoInject, 10, true, preset)
+                .results
+                .len(),
+            3
+        );
     }
 
     #[test]
     fn hyde_triggers_on_few_strong_results() {
         assert!(wants_hyde(&[c("a", 1.0, 0.9), c("b", 1.0, 0.2)], preset));
         assert!(!wants_hyde(
-            &[c("a", 1.0, 0.9), c("b", 1.0, 0.6), c("c", 1.0, 0.51)],
+            &[c("a", 1.0, 0.9), c("b", 1.0, 0.95), c("c", 1.0, 0.76)],
             preset
         ));
     }

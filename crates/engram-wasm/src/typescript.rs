@@ -222,7 +222,10 @@ export interface Breakdown {
   keyword?: PathScore; dense?: PathScore; graph?: PathScore;
   fused: number; graphBoost: number; boostedBy?: string[];
   phaseWeight: number; trustWeight: number; roleWeight: number; confidence: number; decay: number;
-  /** Absolute relevance in [0, 1]: max(dense similarity, share of query terms present). */
+  /** Share of the query's keyword terms the memory contains, in [0, 1]. */
+  coverage: number;
+  /** Calibrated relevance in [0, 1] from dense similarity and coverage: the same scale for
+   *  every query; a search drops hits below 0.1. */
   relevance: number;
   /** The host reranker's score and its own rank among the best 20 it scored; the order
    * fuses that rank with the pipeline's (1/(60 + rank) each). */

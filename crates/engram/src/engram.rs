@@ -164,7 +164,7 @@ impl<D: Database> Engram<D> {
     }
 
     /// Gives searches the host's LLM for HyDE: when fewer than 3 results of an explicit
-    /// search reach relevance 0.5, it writes a hypothetical memory whose vector drives a
+    /// search reach relevance 0.75, it writes a hypothetical memory whose vector drives a
     /// second dense search (one more round trip). Never used for auto-inject.
     pub fn with_llm(mut self, llm: Box<dyn Generate>) -> Self {
         self.llm = Some(llm);

@@ -106,10 +106,16 @@ fn corpus() -> Vec<(String, MemoryType)> {
         .collect()
 }
 
+/// A dense-only search, every hit kept: these tests compare how the dense path finds
+/// neighbours, so the search's cut of unrelated hits stays off.
 fn dense(text: &str) -> SearchQuery {
     SearchQuery {
         mode: SearchMode::Dense,
         limit: 10,
+        stages: engram::Stages {
+            cut: false,
+            ..engram::Stages::default()
+        },
         ..SearchQuery::new(text)
     }
 }

@@ -53,10 +53,16 @@ const MEMORIES: [(&str, MemoryType); 10] = [
     ),
 ];
 
+/// A dense-only search, every hit kept: these tests compare how the dense path finds
+/// neighbours, so the search's cut of unrelated hits stays off.
 fn dense(text: &str) -> SearchQuery {
     SearchQuery {
         mode: SearchMode::Dense,
         limit: 5,
+        stages: engram::Stages {
+            cut: false,
+            ..engram::Stages::default()
+        },
         ..SearchQuery::new(text)
     }
 }

@@ -55,8 +55,12 @@ async fn dense_search_finds_what_keywords_miss() {
         .await
         .unwrap();
     assert_eq!(dense.hits[0].memory.id, locked.id);
-    let similarity = |h: &engram::SearchHit| h.breakdown.dense.unwrap().metric;
-    assert!(similarity(&dense.hits[0]) > similarity(&dense.hits[1]));
+    assert_eq!(
+        dense.hits.len(),
+        1,
+        "the memory about CSS is unrelated and cut: {:?}",
+        dense.hits
+    );
     let hybrid = engram
         .search(&query("database locked", SearchMode::Hybrid))
         .await

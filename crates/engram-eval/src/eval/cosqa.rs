@@ -1,7 +1,7 @@
 //! CoSQA dev: 500 natural-language queries, each with one gold Python function among 6,267.
 //! Score: MRR over the top 50, hit@1/5/10.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
@@ -121,6 +121,23 @@ pub(super) async fn run(
         embedder.as_deref(),
     )
     .await?;
+    if let Some(path) = &args.features_out {
+        let gold: Vec<(&str, HashSet<String>)> = queries
+            .iter()
+            .map(|(text, gold)| {
+                (
+                    text.as_str(),
+                    id_of.get(gold).into_iter().cloned().collect(),
+                )
+            })
+            .collect();
+        let queries = gold.iter().map(|(text, ids)| (*text, ids));
+        super::calibration::write_features(&engram, "cosqa", queries, path).await?;
+        let unrelated = super::calibration::unrelated_queries(data, "cosqa", &args.split)?;
+        let none = HashSet::new();
+        let unrelated = unrelated.iter().map(|q| (q.as_str(), &none));
+        super::calibration::write_features(&engram, "cosqa-unrelated", unrelated, path).await?;
+    }
     let verbose = crate::output::verbose();
     let mut per_query = Vec::new();
     let mut rows = Vec::new();

@@ -2,11 +2,13 @@
 //! side by side in one run (BM25 only, dense only, the full pipeline, and the full pipeline
 //! with one stage switched off), with latency per query.
 
+mod calibration;
 mod cosqa;
 mod duplicates;
 mod instructions;
 mod observer;
 mod paired;
+mod rules;
 mod staleness;
 mod swebench;
 mod vectors;
@@ -29,7 +31,8 @@ pub struct EvalArgs {
     /// recording replayed five times as new sessions, in different orders, counting what
     /// consolidation kept), staleness (memories about pytest's code flagged when the
     /// next release changes it) or instructions (the real instruction files imported, then
-    /// re-imported, then their history versions imported in order).
+    /// re-imported, then their history versions imported in order), or rules (prose
+    /// memories: the instruction files' rules in one store, searched by their headings).
     dataset: String,
     /// The eval data folder (default: $ENGRAM_EVAL_DIR, else ../shared/eval from here or
     /// from the repository).
@@ -46,7 +49,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pool: Option<usize>,
     /// Systems to score, comma-separated: bm25, dense, full, no-graph, no-boost,
-    /// no-diversity, no-rerank (added to the default list when a rerank service is
+    /// no-diversity, no-cut (search keeps clearly unrelated hits), no-rerank (added to the default list when a rerank service is
     /// configured with --rerank-provider; without one, full does not rerank).
     #[arg(long, value_delimiter = ',', default_value = DEFAULT_SYSTEMS)]
     systems: Vec<String>,
@@ -72,6 +75,12 @@ pub struct EvalArgs {
     /// index, as a host that cannot keep them uses it) or `exact` (the scan in SQL).
     #[arg(long, default_value = "resident", value_parser = ["resident", "index", "exact"])]
     dense_source: String,
+    /// cosqa, rules: append each query's top 50 hits (every path, then keyword only; the
+    /// search cut off) with their dense similarity, term coverage and whether each is
+    /// relevant, as JSON lines: what scripts/fit-relevance.py fits the relevance
+    /// calibration on.
+    #[arg(long)]
+    features_out: Option<PathBuf>,
 }
 
 /// The file of a split in `dir`: the one named `<prefix><split><rest>` (first by name), or
@@ -118,6 +127,7 @@ const NO_STAGES: Stages = Stages {
     diversity: false,
     rerank: false,
     hyde: false,
+    cut: true,
 };
 
 fn system(name: &str) -> Result<System, CliError> {
@@ -154,9 +164,13 @@ fn system(name: &str) -> Result<System, CliError> {
                 ..all
             },
         ),
+        "no-cut" => (
+            SearchMode::Hybrid,
+            Stages { cut: false, ..all },
+        ),
         other => {
             return Err(CliError::Usage(format!(
-                "unknown system {other:?}; use bm25, dense, full, no-graph, no-boost, no-diversity, no-rerank"
+                "unknown system {other:?}; use bm25, dense, full, no-graph, no-boost, no-diversity, no-rerank, no-cut"
             )))
         }
     };
@@ -214,8 +228,9 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
         "duplicates" => duplicates::run(args, &data, target, json).await,
         "staleness" => staleness::run(args, target, json).await,
         "instructions" => instructions::run(args, &data, target, json).await,
+        "rules" => rules::run(args, &data, &systems, target, json).await,
         other => Err(CliError::Usage(format!(
-            "unknown dataset {other:?}; available: cosqa, swebench, observer, duplicates, \
+            "unknown dataset {other:?}; available: cosqa, swebench, rules, observer, duplicates, \
 staleness, instructions"
         ))),
     }

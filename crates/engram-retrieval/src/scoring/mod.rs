@@ -6,9 +6,10 @@ use engram_core::{MemorySource, MemoryType, Phase};
 
 use crate::candidate::{sort_by_score, Candidate};
 pub mod code_role;
+mod relevance;
 
 use self::code_role::role_weight;
-use crate::terms::{term_hash, TermSet};
+pub use self::relevance::{relevance, term_coverage, Rated, SEARCH_MIN_RELEVANCE};
 
 /// How much a memory type counts in a phase (1 when unlisted or without a phase).
 pub fn phase_weight(phase: Option<Phase>, memory_type: MemoryType) -> f64 {
@@ -53,45 +54,6 @@ pub fn trust_weight(source: MemorySource) -> f64 {
 /// never decays, and unreadable timestamps: the lifecycle's one decay rule.
 pub fn decay(candidate: &Candidate, now_millis: i64) -> f64 {
     engram_lifecycle::confidence::decay_factor(&candidate.memory, now_millis)
-}
-
-/// Share of the query's `tokens` that occur in the memory's content, tags or files, in
-/// `[0, 1]`. Words are compared by a light stem (`migrations` matches `migration`), as the
-/// keyword index's Porter stemmer would.
-pub fn term_coverage(tokens: &[String], candidate: &Candidate) -> f64 {
-    if tokens.is_empty() {
-        return 0.0;
-    }
-    let m = &candidate.memory;
-    let content = candidate.content_terms();
-    let mut extra: Option<TermSet> = None;
-    let found = tokens
-        .iter()
-        .filter(|t| {
-            let hash = term_hash(t);
-            content.contains(hash)
-                || extra
-                    .get_or_insert_with(|| {
-                        let extra: Vec<&str> = m
-                            .tags
-                            .iter()
-                            .chain(&m.related_files)
-                            .map(String::as_str)
-                            .collect();
-                        TermSet::of(&extra.join(" "))
-                    })
-                    .contains(hash)
-        })
-        .count();
-    found as f64 / tokens.len() as f64
-}
-
-/// A candidate's absolute relevance in `[0, 1]`: the best of its dense similarity and its
-/// [`term_coverage`] of the query's keyword `tokens`. Selection asks for it (see
-/// [`crate::select::select`]) only for the candidates its rules look at.
-pub fn relevance(tokens: &[String], candidate: &Candidate) -> f64 {
-    let similarity = candidate.dense.map_or(0.0, |d| d.metric.clamp(0.0, 1.0));
-    similarity.max(term_coverage(tokens, candidate))
 }
 
 /// Applies the final multipliers to ranked candidates and re-orders them.
@@ -178,8 +140,8 @@ mod tests {
         assert_eq!(b.trust_weight, 0.85);
         assert_eq!(b.decay, 1.0);
         assert!((b.score - 0.5 / 61.0 * 1.4 * 0.85 * 0.8).abs() < 1e-15);
-        let relevance = relevance(&tokens, &scored[0]);
-        assert!((relevance - 2.0 / 3.0).abs() < 1e-12, "{relevance}");
+        let coverage = term_coverage(&tokens, &scored[0]);
+        assert!((coverage - 2.0 / 3.0).abs() < 1e-12, "{coverage}");
     }
 
     #[test]

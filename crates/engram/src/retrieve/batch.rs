@@ -279,7 +279,8 @@ impl<D: Database> Engram<D> {
 
         // Relevance reads a candidate's words: worked out only where HyDE or selection
         // looks (see `select::select`).
-        let relevance = |c: &Candidate| scoring::relevance(&analysis.tokens, c);
+        let dense_ran = ranked.iter().any(|c| c.dense.is_some());
+        let relevance = |c: &Candidate| scoring::relevance(&analysis.tokens, c, dense_ran);
         let mut hyde = false;
         // HyDE needs a host LLM and an embedder; only then is it worth asking whether the
         // results are weak (which reads their words).
@@ -316,7 +317,13 @@ impl<D: Database> Engram<D> {
             let unasked = query.intent == SearchIntent::AutoInject;
             ranked.retain(|c| self.files_still_there(&c.memory) || !unasked);
         }
-        let selection = select::select(ranked, query.intent, query.limit as usize, relevance);
+        let selection = select::select(
+            ranked,
+            query.intent,
+            query.limit as usize,
+            query.stages().cut,
+            relevance,
+        );
         for id in &selection.stale {
             warnings.push(format!(
                 "memory {id} needs review: its code changed since it was written"

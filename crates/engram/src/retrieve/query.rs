@@ -91,6 +91,10 @@ pub struct Stages {
     /// HyDE through the host LLM, if one is configured (search intent only).
     #[serde(default = "yes")]
     pub hyde: bool,
+    /// The search intent's cut of clearly unrelated hits (relevance below
+    /// [`engram_retrieval::scoring::SEARCH_MIN_RELEVANCE`]).
+    #[serde(default = "yes")]
+    pub cut: bool,
 }
 
 fn yes() -> bool {
@@ -105,6 +109,7 @@ impl Default for Stages {
             diversity: true,
             rerank: true,
             hyde: true,
+            cut: true,
         }
     }
 }
