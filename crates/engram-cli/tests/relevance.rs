@@ -11,10 +11,22 @@ use serde_json::Value;
 /// Memories about other things than the queries below, and one about each query.
 const STORE: [(&str, &str); 7] = [
     ("preference", "Use pnpm not npm in this repository"),
-    ("decision", "Deploys go through the staging branch before main"),
-    ("gotcha", "The billing API returns timestamps in UTC, not local time"),
-    ("pattern", "React components live in src/components, one per file"),
-    ("decision", "Feature flags are read from LaunchDarkly at startup"),
+    (
+        "decision",
+        "Deploys go through the staging branch before main",
+    ),
+    (
+        "gotcha",
+        "The billing API returns timestamps in UTC, not local time",
+    ),
+    (
+        "pattern",
+        "React components live in src/components, one per file",
+    ),
+    (
+        "decision",
+        "Feature flags are read from LaunchDarkly at startup",
+    ),
     (
         "gotcha",
         "The integration tests are flaky when the Redis container starts slowly; retry them once",
@@ -67,7 +79,11 @@ fn store(name: &str, keyword_only: bool) -> std::path::PathBuf {
 fn search_and_auto_keep_what_is_related_and_drop_what_is_not() {
     for keyword_only in [false, true] {
         let db = store(if keyword_only { "keyword" } else { "model" }, keyword_only);
-        let mode = if keyword_only { "keyword only" } else { "with the model" };
+        let mode = if keyword_only {
+            "keyword only"
+        } else {
+            "with the model"
+        };
 
         let flaky = run(&db, keyword_only, &["search", "flaky tests"]);
         assert_eq!(
@@ -80,11 +96,18 @@ fn search_and_auto_keep_what_is_related_and_drop_what_is_not() {
             .expect("a relevance");
         assert!((0.0..=1.0).contains(&relevance), "{flaky}");
 
-        let locked = run(&db, keyword_only, &["search", "--auto", "database is locked"]);
+        let locked = run(
+            &db,
+            keyword_only,
+            &["search", "--auto", "database is locked"],
+        );
         assert_eq!(contents(&locked), [STORE[6].1], "{mode}: {locked}");
 
         // Nothing in the store is about either of these.
-        for query in ["kubernetes pod eviction", "how do we rotate the signing keys"] {
+        for query in [
+            "kubernetes pod eviction",
+            "how do we rotate the signing keys",
+        ] {
             let search = run(&db, keyword_only, &["search", query]);
             assert_eq!(contents(&search), Vec::<String>::new(), "{mode}: {search}");
             // With the model the dense path always finds candidates, and says why none
