@@ -61,6 +61,34 @@ impl PathNormalizer {
     }
 }
 
+impl PathNormalizer {
+    /// `text` with every path under a project root written from the root
+    /// (`/testbed/src/a.py` → `src/a.py`): memories quote what agents and tools printed, and
+    /// an absolute path names one machine's checkout. A root counts only where a path
+    /// starts (`/x/testbed/a` is not under `/testbed`).
+    pub fn relative_text(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for root in &self.roots {
+            let prefix = format!("{root}/");
+            let mut rewritten = String::with_capacity(out.len());
+            let mut rest = out.as_str();
+            while let Some(at) = rest.find(&prefix) {
+                let starts_path = rest[..at].chars().next_back().is_none_or(|c| {
+                    !(c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '~'))
+                });
+                rewritten.push_str(&rest[..at]);
+                if !starts_path {
+                    rewritten.push_str(&prefix);
+                }
+                rest = &rest[at + prefix.len()..];
+            }
+            rewritten.push_str(rest);
+            out = rewritten;
+        }
+        out
+    }
+}
+
 /// Whether a project path names a file rather than a folder, judged by its last segment.
 pub fn looks_like_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -137,6 +165,21 @@ mod tests {
         assert_eq!(n.normalize("../outside.py"), None);
         assert_eq!(n.normalize("src/*.py"), None);
         assert_eq!(n.normalize("/testbed"), None);
+    }
+
+    #[test]
+    fn text_names_project_files_from_the_root() {
+        let n = PathNormalizer::new(["/testbed", "/home/USER/projects/spotter/"]);
+        assert_eq!(
+            n.relative_text(
+                "File \"/testbed/src/a.py\", line 3; see /home/USER/projects/spotter/lib/x.ex"
+            ),
+            "File \"src/a.py\", line 3; see lib/x.ex"
+        );
+        assert_eq!(
+            n.relative_text("/x/testbed/a.py and /tmp/b"),
+            "/x/testbed/a.py and /tmp/b"
+        );
     }
 
     #[test]

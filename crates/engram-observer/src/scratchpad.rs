@@ -338,7 +338,8 @@ impl Scratchpad {
             Event::Reasoning { step, text } => {
                 self.advance(*step);
                 if self.lessons.len() < MAX_LESSONS {
-                    if let Some((kind, text)) = language::find(text) {
+                    if let Some((kind, lesson)) = language::find(text) {
+                        let text = self.normalizer.relative_text(&lesson);
                         let file = self.recent_accesses.back().map(|&(_, f)| f);
                         self.lessons.push(Lesson {
                             dead_end: kind == Utterance::DeadEnd,
@@ -633,11 +634,12 @@ impl Scratchpad {
         let cancelled = result.output.contains("Sibling tool call errored");
         if result.is_error && !cancelled {
             // Only short, redacted text is kept: the signature and the line naming the error.
-            let (signature, mut line) = error_parts(&result.output);
-            if self.scanner.is_none() {
-                // Unscanned output is not kept beyond its signature.
-                line.clear();
-            }
+            let (signature, line) = error_parts(&result.output);
+            // Unscanned output is not kept beyond its signature.
+            let line = match self.scanner {
+                Some(_) => self.normalizer.relative_text(&line),
+                None => String::new(),
+            };
             let key = format!("{}\u{1f}{}", call.subject, signature);
             if !self.errors.contains_key(&key) && self.errors.len() >= 256 {
                 return;

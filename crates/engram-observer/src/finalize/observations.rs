@@ -140,10 +140,16 @@ impl Scratchpad {
         lessons.sort_by_key(|l| (l.file.is_none(), l.step));
         for lesson in lessons.into_iter().take(MAX_LESSONS) {
             let file = lesson.file.map(|id| self.path_of(id));
-            let about = file
-                .as_deref()
-                .map(|f| format!(" while working on `{f}`"))
-                .unwrap_or_default();
+            // The lesson itself, in the agent's words without its thinking aloud, and the
+            // file it was working on as its context.
+            let content = match (lesson.dead_end, file.as_deref()) {
+                (true, Some(file)) => {
+                    format!("Dead end while working on `{file}`: {}", lesson.text)
+                }
+                (true, None) => format!("Dead end: {}", lesson.text),
+                (false, Some(file)) => format!("While working on `{file}`: {}", lesson.text),
+                (false, None) => lesson.text.clone(),
+            };
             let class = if lesson.dead_end {
                 SignalClass::DeadEnd
             } else {
@@ -155,11 +161,7 @@ impl Scratchpad {
                 count: 1,
                 evidence_steps: vec![lesson.step],
                 files: file.into_iter().collect(),
-                content: if lesson.dead_end {
-                    format!("Dead end{about}: \"{}\"", lesson.text)
-                } else {
-                    format!("Correction{about}: \"{}\"", lesson.text)
-                },
+                content,
                 originating_step: lesson.step,
             });
         }

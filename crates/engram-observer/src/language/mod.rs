@@ -4,6 +4,10 @@ use std::sync::OnceLock;
 
 use regex_lite::Regex;
 
+mod lesson;
+
+pub use lesson::lesson_of;
+
 /// A phrase in the agent's own words that carries a lesson.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Utterance {
@@ -66,11 +70,15 @@ const ANCHORS: &[&str] = &[
     "not available in",
 ];
 
-/// The sentence of `text` that matches a lesson pattern, with its kind. Dead ends win over
-/// self-corrections when a sentence matches both.
+/// The first lesson in `text`, with its kind: a sentence that matches a lesson pattern,
+/// made a lesson by [`lesson_of`] (lines whose sentence states nothing are passed over).
+/// Dead ends win over self-corrections when a sentence matches both.
 pub fn find(text: &str) -> Option<(Utterance, String)> {
     // Line by line: the patterns' lazy groups would otherwise scan kilobytes per attempt.
-    text.split('\n').find_map(find_in_line)
+    text.split('\n').find_map(|line| {
+        let (kind, said) = find_in_line(line)?;
+        Some((kind, lesson_of(&said, kind == Utterance::DeadEnd)?))
+    })
 }
 
 fn find_in_line(text: &str) -> Option<(Utterance, String)> {
@@ -133,16 +141,21 @@ mod tests {
             find("Ran it.\nI was wrong about the cache. The loader is actually lazy. Next step.")
                 .unwrap();
         assert_eq!(kind, Utterance::SelfCorrection);
-        assert!(
-            sentence.starts_with("I was wrong about the cache"),
-            "{sentence}"
+        assert_eq!(
+            sentence,
+            "I was wrong about the cache. The loader is actually lazy."
         );
         let (kind, _) =
             find("Hmm, this approach won't work because the fixture is global.").unwrap();
         assert_eq!(kind, Utterance::DeadEnd);
         assert!(find("Now I will read the file and run the tests.").is_none());
         assert!(find("Wait, `test_requests.py` line 362:").is_none());
-        let (kind, _) = find("Wait, the flag is not passed to the child process.").unwrap();
+        let (kind, lesson) = find("Wait, the flag is not passed to the child process.").unwrap();
         assert_eq!(kind, Utterance::SelfCorrection);
+        assert_eq!(lesson, "The flag is not passed to the child process.");
+        // A line that only thinks aloud is passed over for one that states something.
+        let (_, lesson) =
+            find("Actually, let me re-read it.\nWait, the env var is not read in CI.").unwrap();
+        assert_eq!(lesson, "The env var is not read in CI.");
     }
 }
