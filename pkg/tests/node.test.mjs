@@ -198,7 +198,8 @@ test("vectorIndex: the server's vector index is created and kept current by ever
   for (const text of ["pool exhausted timeouts", "redis caching", "the export service", "flaky tests"]) {
     const search = { text, mode: "dense", limit: 10 };
     const [a, b] = [await indexed.search(search), await exact.search(search)];
-    assert.equal(a.hits.length, 10, text);
+    // Both answer with the related hits only (the search cut drops the clearly unrelated).
+    assert.ok(a.hits.length >= 3, `${text}: ${a.hits.length} hits`);
     assert.deepEqual(ranked(a), ranked(b), text);
   }
   // The in-wasm engine has no vector index: the option leaves the exact scan.

@@ -9,7 +9,9 @@ pub mod code_role;
 mod relevance;
 
 use self::code_role::role_weight;
-pub use self::relevance::{relevance, term_coverage, Rated, SEARCH_MIN_RELEVANCE};
+pub use self::relevance::{
+    cut_applies, relevance, term_coverage, Rated, CUT_MAX_QUERY_WORDS, SEARCH_MIN_RELEVANCE,
+};
 
 /// How much a memory type counts in a phase (1 when unlisted or without a phase).
 pub fn phase_weight(phase: Option<Phase>, memory_type: MemoryType) -> f64 {

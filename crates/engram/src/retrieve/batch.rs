@@ -321,7 +321,7 @@ impl<D: Database> Engram<D> {
             ranked,
             query.intent,
             query.limit as usize,
-            query.stages().cut,
+            query.stages().cut && scoring::cut_applies(&query.text),
             relevance,
         );
         for id in &selection.stale {
