@@ -67,74 +67,86 @@ pub fn select(
         c
     };
     match mode {
-        Mode::Search => {
-            let mut best_dropped: Option<f64> = None;
-            // In rank order, so the first `limit` related hits are the ones kept.
-            let results: Vec<Candidate> = candidates
-                .into_iter()
-                .map(rated)
-                .filter(|c| {
-                    let related = !cut || c.breakdown.relevance >= SEARCH_MIN_RELEVANCE;
-                    if !related {
-                        let best = best_dropped.get_or_insert(0.0);
-                        *best = best.max(c.breakdown.relevance);
-                    }
-                    related
-                })
-                .take(limit)
-                .collect();
-            let stale = results
-                .iter()
-                .filter(|c| c.memory.flags.needs_review)
-                .map(|c| c.memory.id.clone())
-                .collect();
-            let empty_reason = match (results.is_empty(), best_dropped) {
-                (true, Some(best)) => Some(format!(
-                    "nothing related: the best relevance {best:.2} is below {SEARCH_MIN_RELEVANCE}"
-                )),
-                _ => None,
-            };
-            Selection {
-                results,
-                stale,
-                empty_reason,
+        Mode::Search => search(candidates, limit, cut, rated),
+        Mode::AutoInject => auto_inject(candidates, limit, rated),
+    }
+}
+
+/// Search mode: the first `limit` candidates, in rank order, that are related (all of
+/// them without `cut`).
+fn search(
+    candidates: Vec<Candidate>,
+    limit: usize,
+    cut: bool,
+    rated: impl Fn(Candidate) -> Candidate,
+) -> Selection {
+    let mut best_dropped: Option<f64> = None;
+    let results: Vec<Candidate> = candidates
+        .into_iter()
+        .map(rated)
+        .filter(|c| {
+            let related = !cut || c.breakdown.relevance >= SEARCH_MIN_RELEVANCE;
+            if !related {
+                let best = best_dropped.get_or_insert(0.0);
+                *best = best.max(c.breakdown.relevance);
             }
-        }
-        Mode::AutoInject => {
-            let mut fresh = candidates
-                .into_iter()
-                .filter(|c| !c.memory.flags.needs_review);
-            let Some(best) = fresh.next().map(rated) else {
-                return Selection {
-                    results: Vec::new(),
-                    stale: Vec::new(),
-                    empty_reason: Some("no candidates".into()),
-                };
-            };
-            if best.breakdown.relevance < AUTO_MIN_RELEVANCE {
-                let reason = format!(
-                    "best relevance {:.2} is below {AUTO_MIN_RELEVANCE}",
-                    best.breakdown.relevance
-                );
-                return Selection {
-                    results: Vec::new(),
-                    stale: Vec::new(),
-                    empty_reason: Some(reason),
-                };
-            }
-            let floor = best.breakdown.score * AUTO_RELATIVE_CUTOFF;
-            // The best clears its own floor; the others are rated only if they clear it.
-            let results = std::iter::once(best)
-                .chain(fresh.filter(|c| c.breakdown.score >= floor).map(rated))
-                .filter(|c| c.breakdown.relevance >= AUTO_MIN_RELEVANCE)
-                .take(AUTO_MAX_RESULTS.min(limit.max(1)))
-                .collect();
-            Selection {
-                results,
-                stale: Vec::new(),
-                empty_reason: None,
-            }
-        }
+            related
+        })
+        .take(limit)
+        .collect();
+    let stale = results
+        .iter()
+        .filter(|c| c.memory.flags.needs_review)
+        .map(|c| c.memory.id.clone())
+        .collect();
+    let empty_reason = match (results.is_empty(), best_dropped) {
+        (true, Some(best)) => Some(format!(
+            "nothing related: the best relevance {best:.2} is below {SEARCH_MIN_RELEVANCE}"
+        )),
+        _ => None,
+    };
+    Selection {
+        results,
+        stale,
+        empty_reason,
+    }
+}
+
+/// Auto-inject mode: nothing unless the best fresh candidate is relevant in absolute
+/// terms; then the fresh candidates close to its score that are relevant too.
+fn auto_inject(
+    candidates: Vec<Candidate>,
+    limit: usize,
+    rated: impl Fn(Candidate) -> Candidate,
+) -> Selection {
+    let nothing = |reason: String| Selection {
+        results: Vec::new(),
+        stale: Vec::new(),
+        empty_reason: Some(reason),
+    };
+    let mut fresh = candidates
+        .into_iter()
+        .filter(|c| !c.memory.flags.needs_review);
+    let Some(best) = fresh.next().map(&rated) else {
+        return nothing("no candidates".into());
+    };
+    if best.breakdown.relevance < AUTO_MIN_RELEVANCE {
+        return nothing(format!(
+            "best relevance {:.2} is below {AUTO_MIN_RELEVANCE}",
+            best.breakdown.relevance
+        ));
+    }
+    let floor = best.breakdown.score * AUTO_RELATIVE_CUTOFF;
+    // The best clears its own floor; the others are rated only if they clear it.
+    let results = std::iter::once(best)
+        .chain(fresh.filter(|c| c.breakdown.score >= floor).map(rated))
+        .filter(|c| c.breakdown.relevance >= AUTO_MIN_RELEVANCE)
+        .take(AUTO_MAX_RESULTS.min(limit.max(1)))
+        .collect();
+    Selection {
+        results,
+        stale: Vec::new(),
+        empty_reason: None,
     }
 }
 

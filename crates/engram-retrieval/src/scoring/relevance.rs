@@ -4,10 +4,10 @@
 //! nothing about whether the best of them answers it ("flaky tests" against a store with
 //! nothing on tests still has a best hit). Relevance is read off the two pieces of
 //! absolute evidence a hit has — the dense path's cosine similarity and the share of the
-//! query's words the memory contains — through a logistic model fitted on labelled
-//! queries of the evaluation data: a relevance of 0.3 means that about three in ten hits
-//! with that evidence were relevant there. How it was fitted, and how well it holds, is in
-//! docs/retrieval.md.
+//! query's words the memory contains — through a logistic model fitted on the evaluation
+//! data's relevant hits against hits known to be unrelated, both weighing the same: 0.5
+//! means evidence as typical of a relevant hit as of an unrelated one, whatever share of a
+//! store is relevant. How it was fitted, and how well it holds, is in docs/retrieval.md.
 
 use crate::candidate::Candidate;
 use crate::terms::{term_hash, TermSet};
@@ -19,9 +19,8 @@ pub const SEARCH_MIN_RELEVANCE: f64 = 0.1;
 
 /// The longest query, in words, the search cut applies to: the calibration was fitted on
 /// questions and headings of at most 14 words. A long query (an issue report, a pasted
-/// log) spreads its words and its embedding over many subjects, so the hits that answer
-/// it hold a small share of its words and a low cosine; cutting them by that evidence cost
-/// SWE-bench file localization a fifth of its MRR.
+/// log) spreads its words and its embedding over many subjects, so even the hits that
+/// answer it hold a small share of its words and a low cosine.
 pub const CUT_MAX_QUERY_WORDS: usize = 20;
 
 /// Whether the search cut applies to a query with this text (see
