@@ -190,25 +190,13 @@ pub(crate) fn headings(dir: &Path) -> Result<Vec<HeadingQuery>, CliError> {
 /// The manifest's files, each under a folder named for its repository (`android__nowinandroid/AGENTS.md`),
 /// so files of different projects with the same path stay apart in one store.
 fn listed_files(dir: &Path) -> Result<Vec<InstructionFile>, CliError> {
-    let manifest = dir.join("manifest.tsv");
-    let text = std::fs::read_to_string(&manifest)
-        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", manifest.display())))?;
-    let mut files = Vec::new();
-    for line in text.lines().skip(1) {
-        let cells: Vec<&str> = line.split('\t').collect();
-        let (Some(name), Some(repo), Some(path)) = (cells.first(), cells.get(1), cells.get(3))
-        else {
-            continue;
-        };
-        let file = dir.join(name);
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
-        files.push(InstructionFile {
-            path: format!("{}/{path}", repo.replace('/', "__")),
-            text,
-        });
-    }
-    Ok(files)
+    super::instructions::manifest(&dir.join("manifest.tsv"), false)?
+        .iter()
+        .map(|l| {
+            let path = format!("{}/{}", l.repo.replace('/', "__"), l.path);
+            super::instructions::read(&dir.join(&l.name), &path)
+        })
+        .collect()
 }
 
 /// One query per distinct heading of each file: the heading's words, and the memories of

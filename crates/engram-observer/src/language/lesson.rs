@@ -172,6 +172,8 @@ fn sentences(text: &str) -> Vec<&str> {
     let mut start = 0;
     let mut quoted = false;
     let bytes = text.as_bytes();
+    // ASCII lower case keeps every byte offset, so `lower[..=i]` is `text[..=i]`.
+    let lower = text.to_ascii_lowercase();
     for (i, c) in text.char_indices() {
         match c {
             // A quote that closes a sentence closes ours too: `says "Fix them." But …`.
@@ -187,9 +189,7 @@ fn sentences(text: &str) -> Vec<&str> {
             '.' | '!' | '?'
                 if !quoted
                     && bytes.get(i + 1) == Some(&b' ')
-                    && !ABBREVIATIONS
-                        .iter()
-                        .any(|a| text[..=i].to_lowercase().ends_with(a)) =>
+                    && !ABBREVIATIONS.iter().any(|a| lower[..=i].ends_with(a)) =>
             {
                 out.push(text[start..=i].trim());
                 start = i + 1;

@@ -18,10 +18,10 @@ use super::EvalArgs;
 use crate::{CliError, Target};
 
 /// One file of a manifest: its name in the eval folder and its path in its repository.
-struct Listed {
-    name: String,
-    repo: String,
-    path: String,
+pub(super) struct Listed {
+    pub(super) name: String,
+    pub(super) repo: String,
+    pub(super) path: String,
     /// For history rows, the commit and its date.
     commit: String,
     date: String,
@@ -323,7 +323,7 @@ fn counts(file: &FileImport) -> serde_json::Value {
 
 /// The manifest's rows: `file, repo, commit, path, …` (or `folder, file, repo, path, …`
 /// for the history set).
-fn manifest(path: &Path, history: bool) -> Result<Vec<Listed>, CliError> {
+pub(super) fn manifest(path: &Path, history: bool) -> Result<Vec<Listed>, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
     let mut listed = Vec::new();
@@ -355,7 +355,7 @@ fn manifest(path: &Path, history: bool) -> Result<Vec<Listed>, CliError> {
     Ok(listed)
 }
 
-fn read(file: &Path, path: &str) -> Result<InstructionFile, CliError> {
+pub(super) fn read(file: &Path, path: &str) -> Result<InstructionFile, CliError> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
     Ok(InstructionFile {
