@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine (scripts/setup.sh) and runs every test in every host:
 # native (embedded file, rusqlite, the libSQL test server over HTTP), the in-wasm engine in
-# Node, the npm package in Node and in headless Chromium, the Worker in workerd, and the
-# component under wasmtime.
+# Node, the npm package in Node and in headless Chromium, the Worker in workerd, the
+# component under wasmtime, and the memory panel (Next.js) in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/engram/target}"
@@ -170,6 +170,12 @@ suite "npm package in Node" bash -c "cd pkg && node --test tests/"
 # from the code.
 suite "npm package's TypeScript declarations (tsc --noEmit)" bash -c "cd pkg && npx tsc --noEmit -p tests/types"
 suite "Worker in workerd" bash -c "cd workers && node --test test/"
+# The memory panel (www/): its packages (the npm package linked from pkg/dist, built above),
+# `next build` offline, then real flows in headless Chromium against `engram ui` on a
+# project built from the development data; screenshots land in www/test-results/.
+export NEXT_TELEMETRY_DISABLED=1
+suite "memory panel: next build" bash -c "cd www && npm ci --no-audit --no-fund --loglevel=error && npx next build"
+suite "memory panel in headless Chromium (engram ui)" bash -c "cd www && node --test tests/"
 suite "npm package in headless Chromium" bash -c "cd tests/browser && node --test ."
 suite "component under wasmtime" python3 -m pytest -q tests/component
 suite "rerank service helpers (Python, fake embedder)" python3 -m pytest -q -p no:cacheprovider scripts/rerank

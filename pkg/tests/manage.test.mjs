@@ -3,6 +3,7 @@
 // counted, taught, edited, pinned, flagged; health; an export loaded into an empty
 // project; and bad input as typed errors.
 import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
 
 import { loadEngram } from "./load.mjs";
 import { personFlow } from "../../tests/js/person-flow.mjs";
@@ -37,4 +38,37 @@ test("a person's operations over HTTP against a real libSQL server", async () =>
   } finally {
     await other.stop();
   }
+});
+
+test("the panel's reads: sessions, the module map and a taught memory's preview", async () => {
+  const memory = await engram.createMemory({ local: true, projectId: "panel-reads" });
+  assert.deepEqual(await memory.recentSessions(), [], "no session yet");
+  await memory.remember({
+    type: "gotcha",
+    content: "The retry loop in fetcher.ts must back off before the third attempt",
+    relatedFiles: ["src/net/fetcher.ts"],
+  });
+  await memory.remember({
+    type: "decision",
+    content: "Timeouts are configured in config.ts, never inline",
+    relatedFiles: ["src/net/fetcher.ts", "src/config.ts"],
+  });
+  const map = await memory.moduleMap({ limit: 10 });
+  assert.deepEqual(
+    map.files.map((f) => [f.path, f.folder, f.memories]),
+    [
+      ["src/net/fetcher.ts", "src/net/", 2],
+      ["src/config.ts", "src/", 1],
+    ],
+  );
+  const narrowed = await memory.moduleMap({ folder: "src/net/" });
+  assert.deepEqual(narrowed.files.map((f) => f.path), ["src/net/fetcher.ts"]);
+  await assert.rejects(memory.moduleMap({ limit: 0 }), (e) => e.code === "invalid_input");
+  await assert.rejects(memory.moduleMap({ zoom: 2 }), (e) => e.code === "invalid_input");
+  const before = await memory.count();
+  const preview = memory.previewTeach({ content: "Run the linter before every commit", type: "preference" });
+  assert.match(preview.text, /\[preference\] .*Run the linter before every commit.* \[Memory #new: /);
+  assert.equal(preview.items.length, 1);
+  assert.equal(await memory.count(), before, "a preview writes nothing");
+  assert.throws(() => memory.previewTeach({ content: "" }), (e) => e.code === "invalid_input");
 });

@@ -29,6 +29,7 @@ pub mod model;
 pub mod observe;
 pub mod open;
 pub mod output;
+pub mod ui;
 
 use std::future::Future;
 use std::process::ExitCode;

@@ -207,6 +207,10 @@ enum Command {
     Backup,
     /// Create a database in a temporary folder, remember a few memories and search them.
     Demo,
+    /// Open the memory panel for this project on http://127.0.0.1:3000: health, memories,
+    /// sessions to review, the module map, teaching and importing. It needs Node.js 20+;
+    /// the first run installs and builds the panel (www/).
+    Ui(engram_cli::ui::UiArgs),
     /// Handle one Claude Code hook: the event's JSON on stdin, Claude Code's hook JSON on
     /// stdout when there is context to add. The database is the project's
     /// (`.engram/engram.db` at the root found from the payload's `cwd`, or `--url`). Never
@@ -325,6 +329,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     }
     if let Command::Demo = cli.command {
         return demo(&cli.target, cli.json).await;
+    }
+    if let Command::Ui(args) = &cli.command {
+        return engram_cli::ui::run(&cli.target, args).await;
     }
     if let Command::Agent(agent::AgentCommand::Tools { format }) = &cli.command {
         agent::tools(*format);
@@ -587,6 +594,7 @@ async fn execute<D: Database>(
             ))
         }
         Command::Demo
+        | Command::Ui(_)
         | Command::Completions { .. }
         | Command::Hook
         | Command::HookHelper { .. }

@@ -547,6 +547,46 @@ pub struct Memory {
     pub target_node_id: Option<String>,
 }
 
+impl NewMemory {
+    /// The memory as it would be stored under `id` in `project_id` at `now` (RFC 3339),
+    /// before any use: for showing what a write would look like without making it.
+    pub fn into_stored(self, id: &str, project_id: &str, now: &str) -> Memory {
+        Memory {
+            id: id.to_owned(),
+            project_id: project_id.to_owned(),
+            memory_type: self.memory_type,
+            content: self.content,
+            confidence: self.confidence,
+            tags: self.tags,
+            related_files: self.related_files,
+            related_modules: self.related_modules,
+            created_at: now.to_owned(),
+            last_accessed_at: now.to_owned(),
+            access_count: 0,
+            scope: self.scope,
+            visibility: self.visibility,
+            phase: self.phase,
+            source: self.source,
+            session_id: self.session_id,
+            commit_sha: self.commit_sha,
+            provenance_session_ids: self.provenance_session_ids,
+            work_unit_ref: self.work_unit_ref,
+            methodology: self.methodology,
+            relations: self.relations,
+            decay_half_life_days: self.decay_half_life_days,
+            flags: self.flags,
+            citation_text: self.citation_text,
+            chunk: self.chunk,
+            embedding_model_id: None,
+            deprecated: false,
+            occurrences: 1,
+            superseded_by: None,
+            stale_reason: None,
+            target_node_id: self.target_node_id,
+        }
+    }
+}
+
 impl Memory {
     /// The text shown on a citation chip: the stored citation, else the first 40
     /// characters of the content.

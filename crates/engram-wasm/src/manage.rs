@@ -1,9 +1,11 @@
 //! A person's operations on the package: browse, edit and judge memories, teach, import
-//! instruction files, export and load, health, the trust level and the session review. Each call decodes its input with the
+//! instruction files, export and load, health, the trust level, sessions and their review,
+//! the module map and a taught memory's preview. Each call decodes its input with the
 //! core's validators, calls engram once and encodes the answer.
 
 use engram::{
-    EngramError, ImportRequest, MemoryFilter, MemoryUpdate, ProjectExport, Taught, TrustLevel,
+    EngramError, ImportRequest, MapRequest, MemoryFilter, MemoryUpdate, ProjectExport, Taught,
+    TrustLevel,
 };
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
@@ -125,6 +127,17 @@ impl EngramHandle {
         })
     }
 
+    /// The context an agent would be given for a taught memory alone (validated and
+    /// redacted as `teach` stores it; its chip names the id `new`). Nothing is written.
+    #[wasm_bindgen(js_name = previewTeach, unchecked_return_type = "PackedContext")]
+    pub fn preview_teach(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Taught")] taught: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let taught = decoded(Taught::from_json(&types::stringify(&taught, "taught")?))?;
+        types::answer(self.inner.preview_teach(taught))
+    }
+
     /// Deletes a memory for good (its history is kept).
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn purge(&self, id: String) -> Promise {
@@ -220,6 +233,42 @@ impl EngramHandle {
         let inner = self.inner.clone();
         future_to_promise(async move {
             types::answer(inner.session_review(session_id.as_deref()).await)
+        })
+    }
+
+    /// The instruction files and lines that state memory `id` (empty for a memory no
+    /// import wrote).
+    #[wasm_bindgen(unchecked_return_type = "Promise<RuleOrigin[]>")]
+    pub fn origins(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { types::answer(inner.origins(&id).await) })
+    }
+
+    /// The sessions seen last (`limit`, 1 to 200, default 20), latest first, each with its
+    /// outcome and how many memories it was shown and learned.
+    #[wasm_bindgen(
+        js_name = recentSessions,
+        unchecked_return_type = "Promise<SessionSummary[]>"
+    )]
+    pub fn recent_sessions(&self, limit: Option<u32>) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(
+            async move { types::answer(inner.recent_sessions(limit.unwrap_or(20)).await) },
+        )
+    }
+
+    /// The module map: the files with the most memories (then the most opened), the
+    /// observer's co-access pairs and the code's dependencies between them. Two round trips.
+    #[wasm_bindgen(js_name = moduleMap, unchecked_return_type = "Promise<ModuleMap>")]
+    pub fn module_map(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "MapRequest | undefined")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let json = json_or_empty(&request, "request")?;
+            let request = decoded(MapRequest::from_json(&json))?;
+            types::answer(inner.module_map(&request).await)
         })
     }
 

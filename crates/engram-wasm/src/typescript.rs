@@ -180,6 +180,27 @@ export interface SessionReview {
    * level is suggested. */
   flaggedWrong: number; suggestedLevel?: 1 | 2 | 3 | 4;
 }
+/** Where an instruction file states a memory: its path, the rule's lines, its heading. */
+export interface RuleOrigin { file: string; line: number; endLine: number; section: string; }
+/** One session engram has seen, for choosing one to review. */
+export interface SessionSummary {
+  sessionId: string;
+  /** When it last finalized, was shown or learned a memory (RFC 3339). */
+  lastSeenAt: string;
+  /** How it ended, when the observer finalized it. */
+  outcome?: "success" | "failure" | "cancelled";
+  steps: number; shown: number; learned: number; needsReview: number;
+}
+/** Which part of the module map to draw: at most `limit` files (1 to 400, default 80), only
+ * those under `folder`. */
+export interface MapRequest { limit?: number; folder?: string; }
+/** A file of the module map: its live memories, and how often agents opened it. */
+export interface MapFile { path: string; folder: string; memories: number; accesses: number; sessions: number; }
+/** Two files agents read or edit together; `weight` in [0, 1]. */
+export interface CoAccessEdge { a: string; b: string; weight: number; sessions: number; }
+/** A file whose code uses another's. */
+export interface DependencyEdge { from: string; to: string; }
+export interface ModuleMap { files: MapFile[]; coAccess: CoAccessEdge[]; dependencies: DependencyEdge[]; }
 
 export interface Remembered {
   id: string; redacted: string[]; secretScanSkipped: boolean;

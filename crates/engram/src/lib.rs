@@ -69,14 +69,16 @@ pub use crate::export::{
 };
 pub use crate::instructions::{
     FileImport, ImportReport, ImportRequest, ImportedRule, InstructionFile, RetiredRule,
-    RuleOutcome, MAX_IMPORT_FILES,
+    RuleOrigin, RuleOutcome, MAX_IMPORT_FILES,
 };
 pub use crate::integrity::{IntegrityReport, KeywordRebuild};
 pub use crate::lifecycle::{PruneReport, PruneRequest, UsesFlushed, MAX_PENDING_USES};
 pub use crate::manage::{
-    FolderCoverage, HealthReport, ListPage, ListRequest, MemoryFilter, MemoryUpdate, SessionReview,
-    SortKey, Status, Taught, TrustSetting, WeekGrowth, BYTES_PER_TOKEN, FLAGS_SUGGESTING_CAUTION,
-    GROWTH_WEEKS, MAX_PAGE, MIN_ID_PREFIX,
+    CoAccessEdge, DependencyEdge, FolderCoverage, HealthReport, ListPage, ListRequest, MapFile,
+    MapRequest, MemoryFilter, MemoryUpdate, ModuleMap, SessionReview, SessionSummary, SortKey,
+    Status, Taught, TrustSetting, WeekGrowth, BYTES_PER_TOKEN, DEFAULT_MAP_FILES,
+    FLAGS_SUGGESTING_CAUTION, GROWTH_WEEKS, MAX_MAP_FILES, MAX_PAGE, MAX_SESSIONS, MIN_ID_PREFIX,
+    PREVIEW_ID,
 };
 pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
 pub use crate::options::{

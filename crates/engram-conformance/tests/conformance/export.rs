@@ -34,7 +34,7 @@ fn instruction(name: &str, path: &str) -> InstructionFile {
     }
 }
 
-async fn open<D: Database>(db: D, project: &str) -> Engram<D> {
+pub(crate) async fn open<D: Database>(db: D, project: &str) -> Engram<D> {
     let config = EngramConfig {
         project_id: project.to_owned(),
     };
@@ -44,7 +44,7 @@ async fn open<D: Database>(db: D, project: &str) -> Engram<D> {
 }
 
 /// The project the way a few days of real work leave it.
-async fn build<D: Database>(engram: &Engram<D>) {
+pub(crate) async fn build<D: Database>(engram: &Engram<D>) {
     let transcript = eval_dir().join("transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl");
     let text = std::fs::read_to_string(transcript).expect("eval transcript");
     let session = engram::observer::transcript::parse(&text).expect("parses");

@@ -27,6 +27,7 @@ mod lifecycle;
 mod manage;
 mod narrowed_search;
 mod observer;
+mod panel;
 mod planning;
 mod porter;
 mod remote;

@@ -3,8 +3,11 @@
 //! and line as provenance, and importing a new version of a file updates what changed,
 //! retires what was removed and leaves the rest alone, in one transaction.
 
+mod origin;
 mod plan;
 mod sql;
+
+pub use origin::RuleOrigin;
 
 use engram_core::{Memory, MemoryScope, MemorySource, MemoryType, NewMemory, ValidationError};
 use engram_instructions::{Format, Import, Instructions};

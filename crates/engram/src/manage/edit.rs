@@ -137,6 +137,21 @@ pub struct Taught {
 }
 
 impl Taught {
+    /// The memory a person's teaching stores: source `user_taught`, confirmed, a
+    /// preference unless they say otherwise.
+    pub(crate) fn into_new_memory(self) -> NewMemory {
+        let mut memory = NewMemory::new(
+            self.memory_type.unwrap_or(MemoryType::Preference),
+            self.content,
+        );
+        memory.source = MemorySource::UserTaught;
+        memory.confidence = TAUGHT_CONFIDENCE;
+        memory.related_files = self.related_files;
+        memory.tags = self.tags;
+        memory.flags.user_verified = true;
+        memory
+    }
+
     /// Parses a person's memory from untrusted JSON, naming the failing field.
     pub fn from_json(json: &str) -> Result<Taught, ValidationError> {
         engram_core::validate::from_json(json)
@@ -408,16 +423,7 @@ WHERE id = ?1 AND project_id = ?2 AND deprecated = 0",
     /// A person's own memory (`/remember`): source `user_taught`, confirmed, trusted more
     /// than an agent's when the two contradict.
     pub async fn teach(&self, taught: Taught) -> Result<Remembered, EngramError> {
-        let mut memory = NewMemory::new(
-            taught.memory_type.unwrap_or(MemoryType::Preference),
-            taught.content,
-        );
-        memory.source = MemorySource::UserTaught;
-        memory.confidence = TAUGHT_CONFIDENCE;
-        memory.related_files = taught.related_files;
-        memory.tags = taught.tags;
-        memory.flags.user_verified = true;
-        self.remember(memory).await
+        self.remember(taught.into_new_memory()).await
     }
 
     /// Deletes a memory (live or retired) for good: its row, vector, keyword row and

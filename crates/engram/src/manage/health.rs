@@ -59,6 +59,15 @@ pub struct FolderCoverage {
 /// A path's folder, as SQL: everything up to its last `/`.
 const FOLDER_OF: &str = "rtrim(PATH, replace(PATH, '/', ''))";
 
+/// A path's folder as [`FOLDER_OF`] computes it: everything up to its last `/`, empty at
+/// the root.
+pub(crate) fn folder_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(i) => &path[..=i],
+        None => "",
+    }
+}
+
 impl<D: Database> Engram<D> {
     /// The project's health and the counts behind it. One round trip.
     pub async fn health(&self) -> Result<HealthReport, EngramError> {

@@ -1,18 +1,27 @@
 //! What people do with memories: browse (list and count with filters, in pages that stay
 //! correct while memories are written), find one by a short id, and judge and edit them
-//! (`edit.rs`).
+//! (`edit.rs`); and what a person's panel draws: health, sessions, the module map, and a
+//! taught memory's preview.
 
 mod edit;
 mod filter;
 mod health;
+mod map;
+mod preview;
 mod restore;
 mod review;
+mod sessions;
 mod trust;
 
 pub use edit::{MemoryUpdate, Taught};
 pub use filter::{MemoryFilter, SortKey, Status};
 pub use health::{FolderCoverage, HealthReport, WeekGrowth, GROWTH_WEEKS};
+pub use map::{
+    CoAccessEdge, DependencyEdge, MapFile, MapRequest, ModuleMap, DEFAULT_MAP_FILES, MAX_MAP_FILES,
+};
+pub use preview::PREVIEW_ID;
 pub use review::{SessionReview, BYTES_PER_TOKEN, FLAGS_SUGGESTING_CAUTION};
+pub use sessions::{SessionSummary, MAX_SESSIONS};
 pub(crate) use trust::inject_floor_sql;
 pub use trust::TrustSetting;
 

@@ -1,0 +1,211 @@
+//! `engram ui`: the memory panel (www/, a Next.js app on the npm package) for this project.
+//! The panel reaches the database over libSQL's HTTP protocol: for the local file this
+//! command serves it on a loopback port with a fresh bearer token, so the file keeps one
+//! engine (SQLite's own locking) shared with agents' hooks; for `--url` the panel talks to
+//! that server itself. Nothing listens beyond loopback unless `--listen` says so, and then
+//! only behind a token.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use clap::Args;
+use engram_libsql::LocalDatabase;
+
+use crate::{model, open, CliError, Target};
+
+/// How to run the panel.
+#[derive(Args, Debug, Clone)]
+pub struct UiArgs {
+    /// The port the panel listens on.
+    #[arg(long, default_value_t = 3000)]
+    pub port: u16,
+    /// The address the panel listens on. Anything but a loopback address needs a token
+    /// (`--token`, or one is made and printed), which every browser must present once.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub listen: String,
+    /// The token a browser presents (`?token=…` once, then a cookie) when listening
+    /// beyond loopback.
+    #[arg(long, env = "ENGRAM_PANEL_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// The panel's folder (default: `www/` of the engram checkout this binary was built
+    /// from).
+    #[arg(long, env = "ENGRAM_WWW")]
+    pub www: Option<PathBuf>,
+    /// Run Next.js in development mode (rebuilds on change) instead of the built panel.
+    #[arg(long)]
+    pub dev: bool,
+}
+
+/// Whether `address` only accepts connections from this machine.
+pub fn is_loopback(address: &str) -> bool {
+    address == "localhost"
+        || address
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// 32 random bytes as hex, from the operating system's generator.
+fn fresh_token() -> String {
+    let mut bytes = [0u8; 32];
+    engram::Host::native().entropy.fill(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn www_dir(args: &UiArgs) -> Result<PathBuf, CliError> {
+    let dir = args
+        .www
+        .clone()
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../www"));
+    if dir.join("package.json").is_file() {
+        Ok(dir)
+    } else {
+        Err(CliError::Usage(format!(
+            "no panel at {}: give its folder with --www (the www/ folder of an engram checkout)",
+            dir.display()
+        )))
+    }
+}
+
+/// Runs `npm` with `args` in `dir`, saying what it does; fails with its exit status.
+fn npm(dir: &Path, args: &[&str], why: &str) -> Result<(), CliError> {
+    eprintln!(
+        "engram ui: {why} (npm {} in {})",
+        args.join(" "),
+        dir.display()
+    );
+    let status = Command::new("npm")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| {
+            CliError::Usage(format!("cannot run npm ({e}); install Node.js 20 or newer"))
+        })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!(
+            "npm {} failed: {status}",
+            args.join(" ")
+        )))
+    }
+}
+
+/// Installs and builds the panel when it was never built.
+fn prepare(dir: &Path, dev: bool) -> Result<(), CliError> {
+    if !dir.join("node_modules/next").is_dir() {
+        npm(
+            dir,
+            &["ci", "--no-audit", "--no-fund"],
+            "installing the panel's packages",
+        )?;
+    }
+    if !dev && !dir.join(".next/BUILD_ID").is_file() {
+        npm(dir, &["run", "build"], "building the panel")?;
+    }
+    Ok(())
+}
+
+/// Serves the panel until it stops (Ctrl-C stops both it and the database bridge).
+pub async fn run(target: &Target, args: &UiArgs) -> Result<(), CliError> {
+    let loopback = is_loopback(&args.listen);
+    let panel_token = match (&args.token, loopback) {
+        (Some(token), _) => Some(token.clone()),
+        (None, true) => None,
+        (None, false) => Some(fresh_token()),
+    };
+    let dir = www_dir(args)?;
+    prepare(&dir, args.dev)?;
+    // The bridge to a local file lives as long as this function.
+    let mut bridge = None;
+    let (url, auth_token) = match &target.url {
+        Some(url) => (url.clone(), target.auth_token.clone()),
+        None => {
+            // Opened once here so the schema is current and a project's settings apply.
+            let db = LocalDatabase::open(&target.db)
+                .await
+                .map_err(engram::EngramError::from)?;
+            open::open(&db, target).await?;
+            drop(db);
+            let token = fresh_token();
+            let server = engram_testserver::TestServer::start(engram_testserver::ServerConfig {
+                db_path: Some(PathBuf::from(&target.db)),
+                auth_token: Some(token.clone()),
+                v3: true,
+            })
+            .map_err(|e| CliError::Usage(format!("cannot serve {}: {e}", target.db)))?;
+            let url = server.url();
+            bridge = Some(server);
+            (url, Some(token))
+        }
+    };
+    let mut panel = Command::new("node");
+    panel
+        .arg("scripts/panel.mjs")
+        .arg(if args.dev { "dev" } else { "start" })
+        .current_dir(&dir)
+        .env("ENGRAM_URL", &url)
+        .env("ENGRAM_PROJECT", &target.project)
+        .env("HOSTNAME", &args.listen)
+        .env("PORT", args.port.to_string())
+        .env_remove("ENGRAM_AUTH_TOKEN")
+        .env_remove("ENGRAM_PANEL_TOKEN");
+    if let Some(token) = &auth_token {
+        panel.env("ENGRAM_AUTH_TOKEN", token);
+    }
+    if let Some(token) = &panel_token {
+        panel.env("ENGRAM_PANEL_TOKEN", token);
+    }
+    if let Some(models) = model::model_dir(target).filter(|_| !target.no_embed) {
+        panel.env("ENGRAM_MODEL_DIR", models);
+    }
+    let shown_host = if args.listen.contains(':') {
+        format!("[{}]", args.listen)
+    } else {
+        args.listen.clone()
+    };
+    let database = target.url.as_deref().unwrap_or(&target.db);
+    match &panel_token {
+        Some(token) => eprintln!(
+            "engram ui: http://{shown_host}:{}/?token={token} (project {}, database {database}); Ctrl-C stops it",
+            args.port, target.project
+        ),
+        None => eprintln!(
+            "engram ui: http://{shown_host}:{}/ (project {}, database {database}); Ctrl-C stops it",
+            args.port, target.project
+        ),
+    }
+    let status = panel.status().map_err(|e| {
+        CliError::Usage(format!(
+            "cannot run node ({e}); install Node.js 20 or newer"
+        ))
+    })?;
+    drop(bridge);
+    if status.success() {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!("the panel stopped: {status}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_addresses_count_as_loopback() {
+        assert!(is_loopback("127.0.0.1"));
+        assert!(is_loopback("::1"));
+        assert!(is_loopback("localhost"));
+        assert!(!is_loopback("0.0.0.0"));
+        assert!(!is_loopback("192.168.1.20"));
+        assert!(!is_loopback("example.com"));
+    }
+
+    #[test]
+    fn tokens_are_fresh_and_long() {
+        let (a, b) = (fresh_token(), fresh_token());
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,5 @@
+import ModuleMap from "@/components/ModuleMap";
+
+export default function MapPage() {
+  return <ModuleMap />;
+}

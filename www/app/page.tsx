@@ -1,0 +1,5 @@
+import Dashboard from "@/components/Dashboard";
+
+export default function HealthPage() {
+  return <Dashboard />;
+}

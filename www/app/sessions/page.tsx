@@ -1,0 +1,5 @@
+import SessionReview from "@/components/SessionReview";
+
+export default function SessionsPage() {
+  return <SessionReview />;
+}

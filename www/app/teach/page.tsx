@@ -1,0 +1,5 @@
+import Teach from "@/components/Teach";
+
+export default function TeachPage() {
+  return <Teach />;
+}
