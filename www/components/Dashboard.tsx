@@ -1,6 +1,7 @@
 "use client";
-// The health dashboard: the score and its parts, memories over time by week, by type and
-// by source, the review backlog and retired counts, and coverage per folder, as charts.
+// The health dashboard: the score and its parts, memories added and retired by week (and
+// added by type and by source), live memories by type and by source, the review backlog
+// and retired counts, and coverage per folder, as charts.
 import { useEffect, useState } from "react";
 import {
   Bar,
@@ -44,6 +45,18 @@ function Chart({ title, children }: { title: string; children: React.ReactElemen
 /** A camelCase name as words: `reviewBacklog` → `review backlog`. */
 function spaced(name: string) {
   return name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+}
+
+type Part = "byType" | "bySource";
+
+/** Every type (or source) added in some week of the report. */
+function names(health: HealthReport, part: Part): string[] {
+  return [...new Set(health.growth.flatMap((week) => Object.keys(week[part])))].sort();
+}
+
+/** One row per week, a column per type (or source), for stacked bars. */
+function weekly(health: HealthReport, part: Part) {
+  return health.growth.map((week) => ({ week: week.week, ...week[part] }));
 }
 
 function pairs(record: Record<string, number>) {
@@ -124,6 +137,30 @@ export default function Dashboard() {
             <Legend />
             <Bar dataKey="added" fill={palette[1]} isAnimationActive={false} />
             <Bar dataKey="retired" fill={palette[4]} isAnimationActive={false} />
+          </BarChart>
+        </Chart>
+        <Chart title="Added per week, by type">
+          <BarChart data={weekly(health, "byType")} margin={{ right: 16 }} accessibilityLayer>
+            <CartesianGrid strokeDasharray="3 3" vertical={false} />
+            <XAxis dataKey="week" />
+            <YAxis allowDecimals={false} />
+            <Tooltip />
+            <Legend />
+            {names(health, "byType").map((name, i) => (
+              <Bar key={name} dataKey={name} name={words(name)} stackId="type" fill={palette[i % palette.length]} isAnimationActive={false} />
+            ))}
+          </BarChart>
+        </Chart>
+        <Chart title="Added per week, by source">
+          <BarChart data={weekly(health, "bySource")} margin={{ right: 16 }} accessibilityLayer>
+            <CartesianGrid strokeDasharray="3 3" vertical={false} />
+            <XAxis dataKey="week" />
+            <YAxis allowDecimals={false} />
+            <Tooltip />
+            <Legend />
+            {names(health, "bySource").map((name, i) => (
+              <Bar key={name} dataKey={name} name={words(name)} stackId="source" fill={palette[(i + 3) % palette.length]} isAnimationActive={false} />
+            ))}
           </BarChart>
         </Chart>
         <Chart title="Live memories by type">

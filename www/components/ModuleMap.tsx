@@ -1,13 +1,13 @@
 "use client";
-// The module map: files as nodes (sized by their memories, coloured by folder), the
-// observer's co-access pairs (thicker for heavier) and the code's dependencies (dashed
-// arrows) as edges, drawn by Cytoscape. Choosing a node, on the graph or in the list
-// beside it (the keyboard's way in), shows its memories and, on request, what a change to
-// it impacts.
+// The module map, drawn by Cytoscape: files as nodes (sized by their memories, coloured by
+// folder) or modules (folders, their files merged), with the observer's co-access pairs
+// (thicker for heavier) and the code's dependencies (dashed arrows) as edges. Choosing a
+// file, on the graph or in the list beside it (the keyboard's way in), shows its memories
+// and, on request, what a change to it impacts; choosing a module shows its files.
 import { useCallback, useEffect, useRef, useState } from "react";
 import Link from "next/link";
 import type { Core } from "cytoscape";
-import type { ImpactReport, ListPage, MapFile, ModuleMap as Map } from "engram";
+import type { ImpactReport, ListPage, MapFile, ModuleMap as MapData } from "engram";
 import { call } from "@/lib/client";
 import MemoryCard from "./MemoryCard";
 
@@ -17,9 +17,71 @@ function base(path: string) {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
+/** The id prefix of a module (folder) node. */
+const MODULE = "module:";
+
+/** Each file a node (sized by its memories, coloured by folder), each pair an edge. */
+function fileElements(map: MapData) {
+  const folders = [...new Set(map.files.map((f) => f.folder))];
+  const most = Math.max(1, ...map.files.map((f) => f.memories));
+  return [
+    ...map.files.map((f) => ({
+      data: {
+        id: f.path,
+        label: `${base(f.path)} (${f.memories})`,
+        size: 18 + 30 * (f.memories / most),
+        color: palette[folders.indexOf(f.folder) % palette.length],
+      },
+    })),
+    ...map.coAccess.map((e, i) => ({ data: { id: `co${i}`, source: e.a, target: e.b, width: 1 + 6 * e.weight, kind: "co" } })),
+    ...map.dependencies.map((e, i) => ({ data: { id: `dep${i}`, source: e.from, target: e.to, width: 1.5, kind: "dep" } })),
+  ];
+}
+
+/** Each folder a node (its files' memories summed), the edges between its files and other
+ * folders' merged: co-access weights summed (capped at 1), dependencies counted. */
+function moduleElements(map: MapData) {
+  const folderOf = new Map(map.files.map((f) => [f.path, f.folder]));
+  const memories = new Map<string, number>();
+  for (const f of map.files) memories.set(f.folder, (memories.get(f.folder) ?? 0) + f.memories);
+  const most = Math.max(1, ...memories.values());
+  const folders = [...memories.keys()];
+  const merged = new Map<string, { a: string; b: string; kind: string; weight: number }>();
+  const add = (a: string, b: string, kind: string, weight: number) => {
+    const [x, y] = [folderOf.get(a), folderOf.get(b)];
+    if (x === undefined || y === undefined || x === y) return;
+    const key = `${kind}|${x}|${y}`;
+    const edge = merged.get(key) ?? { a: x, b: y, kind, weight: 0 };
+    edge.weight += weight;
+    merged.set(key, edge);
+  };
+  for (const e of map.coAccess) add(e.a, e.b, "co", e.weight);
+  for (const e of map.dependencies) add(e.from, e.to, "dep", 1);
+  return [
+    ...folders.map((folder, i) => ({
+      data: {
+        id: MODULE + folder,
+        label: `${folder || "(root)"} (${memories.get(folder)})`,
+        size: 22 + 34 * ((memories.get(folder) ?? 0) / most),
+        color: palette[i % palette.length],
+      },
+    })),
+    ...[...merged.values()].map((e, i) => ({
+      data: {
+        id: `m${i}`,
+        source: MODULE + e.a,
+        target: MODULE + e.b,
+        width: e.kind === "co" ? 1 + 6 * Math.min(1, e.weight) : 1 + Math.min(5, e.weight),
+        kind: e.kind,
+      },
+    })),
+  ];
+}
+
 export default function ModuleMap() {
-  const [map, setMap] = useState<Map | null>(null);
+  const [map, setMap] = useState<MapData | null>(null);
   const [folder, setFolder] = useState("");
+  const [view, setView] = useState<"files" | "modules">("files");
   const [selected, setSelected] = useState<MapFile | null>(null);
   const [memories, setMemories] = useState<ListPage | null>(null);
   const [impact, setImpact] = useState<ImpactReport | null>(null);
@@ -30,7 +92,7 @@ export default function ModuleMap() {
   const load = useCallback(async (prefix: string) => {
     setError(null);
     try {
-      setMap(await call<Map>(`/api/map?folder=${encodeURIComponent(prefix)}`));
+      setMap(await call<MapData>(`/api/map?folder=${encodeURIComponent(prefix)}`));
     } catch (e) {
       setError((e as Error).message);
     }
@@ -57,27 +119,10 @@ export default function ModuleMap() {
     let cancelled = false;
     void import("cytoscape").then(({ default: cytoscape }) => {
       if (cancelled || !container.current) return;
-      const folders = [...new Set(map.files.map((f) => f.folder))];
-      const most = Math.max(1, ...map.files.map((f) => f.memories));
       graph.current?.destroy();
       const cy = cytoscape({
         container: container.current,
-        elements: [
-          ...map.files.map((f) => ({
-            data: {
-              id: f.path,
-              label: `${base(f.path)} (${f.memories})`,
-              size: 18 + 30 * (f.memories / most),
-              color: palette[folders.indexOf(f.folder) % palette.length],
-            },
-          })),
-          ...map.coAccess.map((e, i) => ({
-            data: { id: `co${i}`, source: e.a, target: e.b, width: 1 + 6 * e.weight, kind: "co" },
-          })),
-          ...map.dependencies.map((e, i) => ({
-            data: { id: `dep${i}`, source: e.from, target: e.to, width: 1.5, kind: "dep" },
-          })),
-        ],
+        elements: view === "files" ? fileElements(map) : moduleElements(map),
         style: [
           {
             selector: "node",
@@ -109,11 +154,31 @@ export default function ModuleMap() {
             },
           },
         ],
-        layout: { name: "cose", animate: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 80 },
+        // Strong gravity keeps the many small components (files with memories and no
+        // edge between them) close to the connected core instead of in a long row.
+        layout: {
+          name: "cose",
+          animate: false,
+          nodeRepulsion: () => 6000,
+          idealEdgeLength: () => 60,
+          gravity: 4,
+          componentSpacing: 30,
+          numIter: 1500,
+          padding: 16,
+        },
         wheelSensitivity: 0.3,
       });
       cy.on("tap", "node", (event) => {
-        const file = map.files.find((f) => f.path === event.target.id());
+        const id: string = event.target.id();
+        if (id.startsWith(MODULE)) {
+          // A module opens as its files.
+          const folder = id.slice(MODULE.length);
+          setFolder(folder);
+          setView("files");
+          void load(folder);
+          return;
+        }
+        const file = map.files.find((f) => f.path === id);
         if (file) void choose(file);
       });
       graph.current = cy;
@@ -121,7 +186,7 @@ export default function ModuleMap() {
     return () => {
       cancelled = true;
     };
-  }, [map, choose]);
+  }, [map, choose, view, load]);
 
   useEffect(() => () => graph.current?.destroy(), []);
 
@@ -149,6 +214,13 @@ export default function ModuleMap() {
           Folder
           <input type="text" value={folder} onChange={(e) => setFolder(e.target.value)} placeholder="src/ (all when empty)" />
         </label>
+        <label>
+          Show
+          <select value={view} onChange={(e) => setView(e.target.value as "files" | "modules")}>
+            <option value="files">files</option>
+            <option value="modules">modules (folders)</option>
+          </select>
+        </label>
         <button type="submit">Show</button>
         {map && (
           <span className="muted" data-testid="map-summary">
@@ -162,7 +234,7 @@ export default function ModuleMap() {
         </p>
       )}
       <p className="muted">
-        Node size: memories about the file. Solid edges: files agents open together (thicker is more often). Dashed
+        Node size: memories about the file (or the module&apos;s files); colour: its folder. Solid edges: files agents open together (thicker is more often). Dashed
         arrows: code dependencies.
       </p>
       <div className="split">

@@ -37,9 +37,11 @@ export async function buildProject() {
   return { dir, db, trajectories: trajectories.length };
 }
 
-/** Starts `engram ui` on `db` and a free port; resolves once the panel answers. */
-export async function startPanel(db, port) {
-  const child = spawn(engramBin, ["--db", db, "ui", "--port", String(port), "--www", path.resolve(import.meta.dirname, "..")], {
+/** Starts `engram ui` on `db` and a free port (with `extra` arguments); resolves once the
+ * panel answers. */
+export async function startPanel(db, port, ...extra) {
+  const args = ["--db", db, "ui", "--port", String(port), "--www", path.resolve(import.meta.dirname, ".."), ...extra];
+  const child = spawn(engramBin, args, {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -50,8 +52,9 @@ export async function startPanel(db, port) {
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`engram ui exited: ${log}`);
     try {
-      const response = await fetch(`${url}/api/sessions`);
-      if (response.ok) break;
+      // Any answer means it listens (one behind a token answers 401).
+      await fetch(`${url}/api/sessions`);
+      break;
     } catch {
       // Not listening yet.
     }

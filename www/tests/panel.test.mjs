@@ -99,7 +99,7 @@ test("the health page shows the database's score and counts", async () => {
   assert.equal((await p.textContent("[data-testid=health-score] b")).trim(), score);
   assert.equal((await p.textContent("[data-testid=live-count]")).trim(), live);
   // Charts are drawn (SVG from the charting library), one per figure.
-  assert.ok((await p.locator("figure .recharts-surface").count()) >= 6);
+  assert.ok((await p.locator("figure .recharts-surface").count()) >= 8);
   await p.context().close();
 });
 
@@ -238,6 +238,12 @@ test("module map: files, co-access and dependencies drawn; a node's memories and
   await p.locator("[data-testid=impact]").waitFor();
   assert.match(await p.textContent("[data-testid=impact]"), /Impacted files \(\d+\)/);
   await p.screenshot({ path: path.join(shots, "map-node-1280.png"), fullPage: true });
+  // The modules view: the same map with folders merged, drawn without errors.
+  await p.getByRole("combobox").selectOption("modules");
+  await p.locator("[data-testid=graph] canvas").first().waitFor();
+  await p.waitForTimeout(500);
+  await p.screenshot({ path: path.join(shots, "map-modules-1280.png"), fullPage: true });
+  assert.deepEqual(p.errors, []);
   await p.context().close();
 });
 
@@ -277,4 +283,23 @@ test("session review: the replayed sessions, and judging what one learned", asyn
   );
   assert.equal((await memoryInDb(id)).memory.flags.userVerified, true);
   await p.context().close();
+});
+
+test("with a token, the panel answers only a browser that presented it", async () => {
+  const token = "a-token-for-this-test-only-0123456789";
+  const guarded = await startPanel(project.db, await freePort(), "--token", token);
+  try {
+    assert.equal((await fetch(`${guarded.url}/api/sessions`)).status, 401);
+    assert.equal((await fetch(`${guarded.url}/?token=wrong`, { redirect: "manual" })).status, 401);
+    const first = await fetch(`${guarded.url}/memories?token=${token}`, { redirect: "manual" });
+    assert.equal(first.status, 307);
+    assert.equal(new URL(first.headers.get("location"), guarded.url).search, "", "the token leaves the address");
+    const cookie = first.headers.get("set-cookie");
+    assert.match(cookie, /engram_panel=.*HttpOnly/i);
+    const sessions = await fetch(`${guarded.url}/api/sessions`, { headers: { cookie: cookie.split(";")[0] } });
+    assert.equal(sessions.status, 200);
+    assert.equal((await sessions.json()).length, project.trajectories);
+  } finally {
+    guarded.stop();
+  }
 });

@@ -36,6 +36,63 @@ pub struct UiArgs {
     pub dev: bool,
 }
 
+/// The project's database file served over libSQL's HTTP protocol on a loopback port, on a
+/// thread of its own, until dropped. Unlike the tests' server it never deletes the file.
+struct Bridge {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Bridge {
+    fn start(db: PathBuf, token: String) -> std::io::Result<Bridge> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let config = engram_testserver::ServerConfig {
+            db_path: Some(db),
+            auth_token: Some(token),
+            v3: true,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let thread = std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let served = match tokio::net::TcpListener::from_std(listener) {
+                    Ok(listener) => {
+                        engram_testserver::serve(listener, config, async {
+                            let _ = stopped.await;
+                        })
+                        .await
+                    }
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = served {
+                    eprintln!("engram ui: the database bridge stopped: {e}");
+                }
+            });
+        });
+        Ok(Bridge {
+            url,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Whether `address` only accepts connections from this machine.
 pub fn is_loopback(address: &str) -> bool {
     address == "localhost"
@@ -128,14 +185,10 @@ pub async fn run(target: &Target, args: &UiArgs) -> Result<(), CliError> {
             open::open(&db, target).await?;
             drop(db);
             let token = fresh_token();
-            let server = engram_testserver::TestServer::start(engram_testserver::ServerConfig {
-                db_path: Some(PathBuf::from(&target.db)),
-                auth_token: Some(token.clone()),
-                v3: true,
-            })
-            .map_err(|e| CliError::Usage(format!("cannot serve {}: {e}", target.db)))?;
-            let url = server.url();
-            bridge = Some(server);
+            let served = Bridge::start(PathBuf::from(&target.db), token.clone())
+                .map_err(|e| CliError::Usage(format!("cannot serve {}: {e}", target.db)))?;
+            let url = served.url.clone();
+            bridge = Some(served);
             (url, Some(token))
         }
     };

@@ -7,6 +7,8 @@
 //! so FTS5, `vector32`, `vector_distance_cos` and `libsql_vector_idx` behave as on a real
 //! server. It listens on 127.0.0.1 only.
 //!
+//! `engram ui` serves a project's database file to the memory panel with [`serve`].
+//!
 //! `GET /engram-test/stats` reports how many pipeline requests arrived, so tests in any host
 //! can assert round-trip counts.
 

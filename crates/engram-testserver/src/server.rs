@@ -54,7 +54,8 @@ struct AppState {
     pipeline_requests: AtomicU64,
 }
 
-/// A server running on its own thread and runtime, for tests on any executor.
+/// A server running on its own thread and runtime, for tests on any executor. Dropping it
+/// deletes its database file: serve a file that must outlive the server with [`serve`].
 pub struct TestServer {
     addr: SocketAddr,
     db_path: std::path::PathBuf,

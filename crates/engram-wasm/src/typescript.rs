@@ -159,7 +159,8 @@ export interface HealthReport {
   /** 0 to 100. */
   score: number; parts: HealthPart[]; live: number;
   byType: Record<string, number>; bySource: Record<string, number>;
-  growth: { week: string; added: number; retired: number }[];
+  /** Per week: memories stored and retired, and those stored by type and by source. */
+  growth: { week: string; added: number; retired: number; byType: Record<string, number>; bySource: Record<string, number> }[];
   folders: { folder: string; memories: number }[];
 }
 /** A project's trust level: 1 cautious (injects memories of confidence 0.80 and up, every

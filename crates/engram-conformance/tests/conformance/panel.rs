@@ -1,9 +1,9 @@
 //! What the memory panel reads, on libSQL, from a project built from the development data
 //! (a real Claude Code session replayed through the observer, real instruction files): the
-//! recent sessions agree with their reviews, the module map's nodes carry the memories a
-//! filter counts and its edges join nodes of the map, an imported rule names its file and
-//! lines, and a taught memory's preview is the
-//! packed text an agent would get, redacted, with nothing written.
+//! recent sessions agree with their reviews, each week's additions split by type and by
+//! source add up, the module map's nodes carry the memories a filter counts and its edges
+//! join nodes of the map, an imported rule names its file and lines, and a taught memory's
+//! preview is the packed text an agent would get, redacted, with nothing written.
 
 use crate::common::nonce;
 use crate::export::{build, open};
@@ -48,6 +48,12 @@ async fn sessions_agree_with_reviews<D: Database + Copy>(db: D) {
 async fn module_map_counts_and_joins<D: Database + Copy>(db: D) {
     let engram = open(db, &format!("panel-map-{}", nonce())).await;
     build(&engram).await;
+    let health = engram.health().await.expect("health");
+    assert!(!health.growth.is_empty());
+    for week in &health.growth {
+        assert_eq!(week.by_type.values().sum::<u64>(), week.added, "{week:?}");
+        assert_eq!(week.by_source.values().sum::<u64>(), week.added, "{week:?}");
+    }
     let map = engram
         .module_map(&MapRequest::default())
         .await

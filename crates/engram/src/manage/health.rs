@@ -44,6 +44,10 @@ pub struct WeekGrowth {
     pub added: u64,
     /// Memories retired that week (forgotten, flagged, superseded or pruned).
     pub retired: u64,
+    /// The memories stored that week by type.
+    pub by_type: BTreeMap<String, u64>,
+    /// The memories stored that week by source.
+    pub by_source: BTreeMap<String, u64>,
 }
 
 /// One folder's coverage.
@@ -66,6 +70,38 @@ pub(crate) fn folder_of(path: &str) -> &str {
         Some(i) => &path[..=i],
         None => "",
     }
+}
+
+/// The memories of the project with the week each was stored in, as SQL.
+const ADDED: &str = "SELECT strftime('%Y-W%W', created_at) AS week, type, source FROM memories \
+WHERE project_id = ?1 AND chunk_type IS NULL";
+
+/// Spreads each week's additions by type and by source (rows of week, `type` or `source`,
+/// name, count) over the weeks `growth` holds; other weeks are left out.
+fn add_growth_parts(growth: &mut [WeekGrowth], rows: &Rows) -> Result<(), EngramError> {
+    for row in &rows.rows {
+        let text = |i: usize, what: &str| -> Result<String, EngramError> {
+            Ok(match row.get(i) {
+                Some(value) => value.as_opt_text(what)?.unwrap_or_default().to_owned(),
+                None => String::new(),
+            })
+        };
+        let name = text(0, "week")?;
+        let Some(week) = growth.iter_mut().find(|w| w.week == name) else {
+            continue;
+        };
+        let count = match row.get(3) {
+            Some(value) => u64::try_from(value.as_i64("count")?).unwrap_or(0),
+            None => 0,
+        };
+        let part = if text(1, "part")? == "type" {
+            &mut week.by_type
+        } else {
+            &mut week.by_source
+        };
+        part.insert(text(2, "name")?, count);
+    }
+    Ok(())
 }
 
 impl<D: Database> Engram<D> {
@@ -107,6 +143,10 @@ GROUP BY folder ORDER BY sum(memories) DESC, folder",
                 folder("path"),
                 folder("file_path"),
                 folder("f.path")
+            ),
+            format!(
+                "SELECT week, 'type', type, count(*) FROM ({ADDED}) GROUP BY week, type UNION ALL \
+SELECT week, 'source', source, count(*) FROM ({ADDED}) GROUP BY week, source"
             ),
         ];
         let statements: Vec<Statement> = sql
@@ -177,10 +217,13 @@ GROUP BY folder ORDER BY sum(memories) DESC, folder",
                         .to_owned(),
                     added: number(1)?,
                     retired: number(2)?,
+                    by_type: BTreeMap::new(),
+                    by_source: BTreeMap::new(),
                 })
             })
             .collect::<Result<_, _>>()?;
         growth.reverse();
+        add_growth_parts(&mut growth, &answers[6])?;
         Ok(HealthReport {
             health: assess(&inputs),
             live,
