@@ -29,6 +29,15 @@ function change(entry: HistoryEntry): string {
   return "";
 }
 
+/** What an observer memory stands on, from its `created` entry: signal, session, steps. */
+function evidence(history: HistoryEntry[]): string | null {
+  const created = history.find((h) => h.action === "created");
+  const after = created?.after as { signal?: string; session?: string; steps?: number[] } | undefined;
+  if (!after?.steps) return null;
+  const steps = after.steps.length === 1 ? `step ${after.steps[0]}` : `steps ${after.steps.join(", ")}`;
+  return `${words(after.signal ?? "observed")} at ${steps} of session ${after.session ?? "?"}`;
+}
+
 export default function MemoryDetail({ id }: { id: string }) {
   const [detail, setDetail] = useState<Detail | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -189,6 +198,9 @@ export default function MemoryDetail({ id }: { id: string }) {
                 <Field name="phase">{m.phase ?? "—"}</Field>
                 <Field name="session">{m.sessionId ?? "—"}</Field>
                 <Field name="evidence sessions">{m.provenanceSessionIds.join(", ") || "—"}</Field>
+                <Field name="evidence">
+                  <span data-testid="evidence">{evidence(detail.history) ?? "—"}</span>
+                </Field>
                 <Field name="commit">{m.commitSha ?? "—"}</Field>
                 <Field name="instruction file">
                   {detail.origins.length === 0

@@ -130,6 +130,9 @@ test("confirm a memory: user-verified in the database", async () => {
   assert.equal((await memoryInDb(id)).memory.flags.userVerified, false);
   const p = await page();
   await p.goto(`${panel.url}/memories/${id}`);
+  // Its provenance: the session and the steps of it that show it.
+  const evidence = await p.textContent("[data-testid=evidence]");
+  assert.match(evidence, new RegExp(`at steps? [\\d, ]+ of session ${listed.memories[0].sessionId}$`));
   await p.getByRole("button", { name: "Confirm" }).click();
   await p.getByRole("status").filter({ hasText: "Confirmed" }).waitFor();
   const after = await memoryInDb(id);

@@ -1,6 +1,7 @@
 //! What the memory panel reads, on libSQL, from a project built from the development data
 //! (a real Claude Code session replayed through the observer, real instruction files): the
-//! recent sessions agree with their reviews, each week's additions split by type and by
+//! recent sessions agree with their reviews, a learned memory's history names its evidence
+//! steps, each week's additions split by type and by
 //! source add up, the module map's nodes carry the memories a filter counts and its edges
 //! join nodes of the map, an imported rule names its file and lines, and a taught memory's
 //! preview is the packed text an agent would get, redacted, with nothing written.
@@ -37,6 +38,29 @@ async fn sessions_agree_with_reviews<D: Database + Copy>(db: D) {
         .filter(|m| m.flags.needs_review)
         .count();
     assert_eq!(session.needs_review, waiting as u64);
+    // What each learned memory stands on is in its history: the signal, the session, the steps.
+    let first = review
+        .needs_review
+        .iter()
+        .chain(&review.auto_confirmed)
+        .chain(&review.learned)
+        .find(|m| m.source == engram::MemorySource::ObserverInferred)
+        .expect("an observer memory");
+    let history = engram.history(&first.id).await.expect("history");
+    let created = history
+        .iter()
+        .find(|h| h.action == engram::HistoryAction::Created)
+        .expect("created");
+    let evidence = created.after.as_ref().expect("evidence");
+    assert_eq!(evidence["session"], session.session_id.as_str());
+    assert!(evidence["signal"].is_string(), "{evidence}");
+    let steps = evidence["steps"].as_array().expect("steps");
+    assert!(
+        !steps.is_empty()
+            && steps
+                .iter()
+                .all(|s| s.as_u64().is_some_and(|s| s <= session.steps))
+    );
     let latest: Vec<&str> = sessions.iter().map(|s| s.last_seen_at.as_str()).collect();
     let mut sorted = latest.clone();
     sorted.sort_by(|a, b| b.cmp(a));

@@ -306,6 +306,12 @@ impl<D: Database> Engram<D> {
         memories.extend(synthesized.iter().map(|(_, _, m)| m.clone()));
 
         let (mut statements, remembered, stored) = self.prepare_memories(memories).await?;
+        statements.extend(evidence_statements(
+            project,
+            &pad.session_id,
+            &remembered,
+            &candidates,
+        ));
         statements.extend(
             contribution::Statistics {
                 project,
@@ -588,4 +594,37 @@ strings, one per observation, in order.\n\n",
         memory.content = text.trim().chars().take(2000).collect();
     }
     true
+}
+
+/// Writes what a new observer memory stands on into its `created` history entry: the
+/// signal, the session and the steps that show it (as `after`, JSON), so a person can trace
+/// it back. Merged memories keep their history as it is. Runs after the inserts, in the same
+/// transaction.
+fn evidence_statements(
+    project: &str,
+    session: &str,
+    remembered: &[crate::Remembered],
+    candidates: &[engram_observer::Candidate],
+) -> Vec<Statement> {
+    remembered
+        .iter()
+        .zip(candidates)
+        .filter(|(r, _)| !r.merged)
+        .map(|(r, c)| {
+            let evidence = serde_json::json!({
+                "signal": c.observation.class.as_str(),
+                "session": session,
+                "steps": c.observation.evidence_steps,
+                "evidence": c.evidence,
+            });
+            Statement::with_params(
+                sql::SET_CREATED_EVIDENCE,
+                vec![
+                    Value::from(project),
+                    Value::from(r.id.as_str()),
+                    Value::from(evidence.to_string()),
+                ],
+            )
+        })
+        .collect()
 }

@@ -135,3 +135,9 @@ pub const DELETE_CHECKPOINT: &str =
 pub const NEAREST_OF_TYPE: &str = "SELECT max(1.0 - vector_distance_cos(e.embedding, ?1)) \
 FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id \
 WHERE m.project_id = ?2 AND m.deprecated = 0 AND m.type = ?3 AND e.model_id = ?4 AND e.dims = ?5";
+
+/// Sets the evidence (`?3`, JSON) of memory `?2`'s `created` history entry, written in the
+/// same transaction.
+pub const SET_CREATED_EVIDENCE: &str = "UPDATE memory_history SET after = ?3, \
+reason = 'observed' WHERE project_id = ?1 AND memory_id = ?2 AND action = 'created' \
+AND after IS NULL";
