@@ -462,7 +462,34 @@ pub fn history(entries: &[engram::HistoryEntry], json: bool) {
                 say!("      wording: {}", engram_core::quote::for_terminal(text));
             }
         }
+        if let Some(evidence) = entry.after.as_ref().and_then(evidence_line) {
+            say!(
+                "      evidence: {}",
+                engram_core::quote::for_terminal(&evidence)
+            );
+        }
     }
+}
+
+/// What an observer memory stands on, from its `created` entry's `after`: `self_correction
+/// at steps 10, 11 of session S`.
+fn evidence_line(after: &serde_json::Value) -> Option<String> {
+    let steps: Vec<String> = after
+        .get("steps")?
+        .as_array()?
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let signal = after
+        .get("signal")
+        .and_then(|s| s.as_str())
+        .unwrap_or("observed");
+    let session = after.get("session").and_then(|s| s.as_str()).unwrap_or("?");
+    let noun = if steps.len() == 1 { "step" } else { "steps" };
+    Some(format!(
+        "{signal} at {noun} {} of session {session}",
+        steps.join(", ")
+    ))
 }
 
 /// Prints what a prune run did (or would do).

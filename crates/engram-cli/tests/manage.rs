@@ -287,3 +287,41 @@ fn an_exported_section_leaves_the_persons_text_byte_identical() {
     assert_eq!(json(&db, &["trust"])["level"], 4);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn show_says_what_an_observer_memory_stands_on() {
+    let dir = std::env::temp_dir().join(format!("engram-cli-evidence-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("e.db");
+    let eval = std::env::var_os("ENGRAM_EVAL_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval")
+        });
+    let trajectory = eval.join("trajectories/pytest-dev__pytest-5262");
+    assert!(
+        trajectory.is_dir(),
+        "no evaluation data (set ENGRAM_EVAL_DIR)"
+    );
+    stdout(&engram(
+        &db,
+        &["observe", "replay", trajectory.to_str().unwrap()],
+        None,
+    ));
+    let listed = json(&db, &["list", "--source", "observer_inferred"]);
+    let id = listed["memories"][0]["id"]
+        .as_str()
+        .expect("a learned memory");
+    let shown = stdout(&engram(&db, &["show", id], None));
+    let line = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with("evidence: "))
+        .unwrap_or_else(|| panic!("no evidence line in {shown}"));
+    assert!(
+        line.ends_with("of session pytest-dev__pytest-5262"),
+        "{line}"
+    );
+    assert!(line.contains(" at step"), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
