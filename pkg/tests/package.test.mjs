@@ -26,7 +26,11 @@ test("the packed package installs into an empty folder and the README's snippet 
     const manifest = JSON.parse(await readFile(path.join(distDir, "package.json"), "utf8"));
     assert.equal(manifest.name, "engram");
     assert.equal(manifest.engines.node, ">=20");
-    assert.ok(packed[0].files.some((f) => f.path === "node.js"), "node.js is packed");
+    for (const file of ["node.js", "browser.js", "model.js", "engram-model.js"]) {
+      assert.ok(packed[0].files.some((f) => f.path === file), `${file} is packed`);
+    }
+    assert.equal(manifest.bin["engram-model"], "engram-model.js");
+    assert.equal(manifest.exports["."].default, "./browser.js");
     await writeFile(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
     execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", path.join(app, packed[0].filename)], { cwd: app, stdio: "pipe" });
     await writeFile(path.join(app, "snippet.mjs"), await readmeSnippet());

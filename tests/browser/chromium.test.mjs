@@ -4,6 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { readFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -16,9 +17,22 @@ const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/ja
 const TOKEN = "browser-test-token";
 let server, pages, browser;
 
+/** The pinned model's files, served at /models/ (from where scripts/fetch-model.sh put them). */
+const modelRoot = process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models");
+const modelRequests = [];
+
 function servePages() {
   const httpServer = http.createServer(async (req, res) => {
     const pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (pathname.startsWith("/models/") && !pathname.includes("..")) {
+      modelRequests.push(pathname);
+      try {
+        res.writeHead(200, { "content-type": "application/octet-stream" }).end(await readFile(path.join(modelRoot, pathname.slice("/models/".length))));
+      } catch {
+        res.writeHead(404).end();
+      }
+      return;
+    }
     if (!SERVED.some((prefix) => pathname.startsWith(prefix)) || pathname.includes("..")) {
       res.writeHead(404).end();
       return;
@@ -64,4 +78,30 @@ test("the npm package passes the API vectors in Chromium", async () => {
   assert.equal(result.searchHits, 1);
   assert.equal(result.searchRequests, 1);
   assert.equal(result.wrongTokenCode, "unauthorized");
+});
+
+test("loadEmbeddingModel({ url }) fetches and checks the model once; the Cache API serves it after a reload", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const { port } = pages.address();
+  const run = async () => {
+    await page.goto(`http://127.0.0.1:${port}/tests/browser/model.html`);
+    const handle = await page.waitForFunction(() => window.__modelResult, null, { timeout: 120_000 });
+    return handle.jsonValue();
+  };
+  modelRequests.length = 0;
+  const first = await run();
+  assert.deepEqual(errors, []);
+  assert.equal(first.error, undefined, first.error);
+  assert.equal(first.dims, 384);
+  assert.equal(first.modelId, "all-minilm-l6-v2-int8");
+  assert.deepEqual(modelRequests.sort(), ["/models/all-minilm-l6-v2-int8/model.onnx", "/models/all-minilm-l6-v2-int8/tokenizer.json"]);
+  modelRequests.length = 0;
+  const second = await run();
+  assert.equal(second.dims, 384);
+  assert.deepEqual(modelRequests, [], "the reload fetched nothing: the Cache API held both files");
+  assert.deepEqual(second.vector, first.vector, "the cached model embeds the same");
+  await context.close();
 });

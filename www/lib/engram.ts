@@ -3,17 +3,7 @@
 // passes its address here), or any libSQL server given by ENGRAM_URL. With the bundled
 // model on disk (ENGRAM_MODEL_DIR, as the CLI uses it) searches are hybrid, as the agent's
 // are; without it they are keyword and graph only, and the panel says so.
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import {
-  createMemory,
-  createMemoryWithModel,
-  loadEmbeddingModel,
-  type Engram,
-} from "engram";
-
-/** The model the CLI embeds with, in the folder scripts/fetch-model.sh fills. */
-const MODEL = "all-minilm-l6-v2-int8";
+import { createMemory, createMemoryWithModel, loadEmbeddingModel, type Engram } from "engram";
 
 export interface Opened {
   engram: Engram;
@@ -40,24 +30,13 @@ export function databaseSettings() {
   };
 }
 
-async function modelBytes(): Promise<[Uint8Array, Uint8Array] | null> {
-  const dir = process.env.ENGRAM_MODEL_DIR;
-  if (!dir) return null;
-  try {
-    return await Promise.all([
-      readFile(path.join(dir, MODEL, "model.onnx")),
-      readFile(path.join(dir, MODEL, "tokenizer.json")),
-    ]);
-  } catch {
-    return null;
-  }
-}
-
 async function open(): Promise<Opened> {
   const settings = databaseSettings();
-  const bytes = await modelBytes();
-  if (bytes) {
-    const model = loadEmbeddingModel(bytes[0], bytes[1]);
+  // The package reads the model from the folder and checks each file's sha256; a missing
+  // or altered file means keyword and graph only.
+  const cacheDir = process.env.ENGRAM_MODEL_DIR;
+  const model = cacheDir ? await loadEmbeddingModel({ cacheDir }).catch(() => null) : null;
+  if (model) {
     const engram = await createMemoryWithModel(settings, model);
     return { engram, model: model.modelId, projectId: settings.projectId };
   }

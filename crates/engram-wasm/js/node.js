@@ -1,11 +1,18 @@
 // The package's entry in Node (and Electron's main process, and Next.js server code): the
 // wasm-bindgen glue fetches the module beside it by URL, which Node's fetch cannot do for a
 // file, so this entry reads the file itself and instantiates it on import. `init()` stays
-// for code written for browsers: it resolves to the same instance.
-import { readFile } from "node:fs/promises";
+// for code written for browsers: it resolves to the same instance. `loadEmbeddingModel`
+// also takes `{ url }` (or nothing, for the cache alone), keeping the model's files in
+// `cacheDir`: by default $ENGRAM_MODEL_DIR or ~/.cache/engram/models, where the engram CLI
+// keeps them too.
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import initWeb from "./engram.js";
+import { modelLoader, PINNED_MODEL } from "./model.js";
 
 export * from "./engram.js";
+export { PINNED_MODEL } from "./model.js";
 
 const ready = readFile(new URL("./engram_bg.wasm", import.meta.url)).then((bytes) =>
   initWeb({ module_or_path: bytes }),
@@ -16,3 +23,34 @@ await ready;
 export default function init() {
   return ready;
 }
+
+/** The folder the model's files are cached in: `cacheDir`, else $ENGRAM_MODEL_DIR, else
+ * ~/.cache/engram/models; each model in a folder named by its id. */
+function modelCacheDir(options = {}) {
+  const root = options.cacheDir ?? process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models");
+  return path.join(root, PINNED_MODEL.id);
+}
+
+function folderCache(options) {
+  const dir = modelCacheDir(options);
+  return {
+    async get(file) {
+      try {
+        return new Uint8Array(await readFile(path.join(dir, file.name)));
+      } catch {
+        return null;
+      }
+    },
+    async put(file, bytes) {
+      await mkdir(dir, { recursive: true });
+      // Written beside and renamed, so a reader never sees half a file.
+      const partial = path.join(dir, `${file.name}.${process.pid}.partial`);
+      await writeFile(partial, bytes);
+      await rename(partial, path.join(dir, file.name));
+    },
+  };
+}
+
+/** Loads the model from its bytes, or (`{ url, cacheDir }`) from the cache folder, fetching
+ * and checking what is missing first. */
+export const loadEmbeddingModel = modelLoader(async (options) => folderCache(options));

@@ -181,6 +181,23 @@ export interface SessionReview {
    * level is suggested. */
   flaggedWrong: number; suggestedLevel?: 1 | 2 | 3 | 4;
 }
+/** Where `loadEmbeddingModel` finds the pinned model: `url` is a folder the host serves holding
+ * `model.onnx` and `tokenizer.json` (`npx engram-model fetch --dir public/models` puts them
+ * there); each file is checked against its pinned sha256 and cached (Node: `cacheDir`, by
+ * default $ENGRAM_MODEL_DIR or ~/.cache/engram/models; browsers and workers: the Cache API;
+ * `cache: false` for none). Without `url`, Node reads the cache alone. */
+export interface ModelSource { url?: string; cacheDir?: string; cache?: false; fetch?: typeof fetch; }
+/** Fetches (or reads from the cache) the pinned model, each file checked against its sha256,
+ * and loads it; rejects with a `model_error` naming what was wrong. */
+export function loadEmbeddingModel(source?: ModelSource): Promise<EmbeddingModel>;
+/** The model the package pins: its id and each file's name, sha256 and size. */
+export const PINNED_MODEL: {
+  readonly id: "all-minilm-l6-v2-int8";
+  readonly files: {
+    readonly onnx: { readonly name: "model.onnx"; readonly sha256: string; readonly bytes: number };
+    readonly tokenizer: { readonly name: "tokenizer.json"; readonly sha256: string; readonly bytes: number };
+  };
+};
 /** Where an instruction file states a memory: its path, the rule's lines, its heading. */
 export interface RuleOrigin { file: string; line: number; endLine: number; section: string; }
 /** One session engram has seen, for choosing one to review. */

@@ -3,7 +3,10 @@
 // declaration that drifts from the code fails the build. Not run; only checked.
 import init, {
   createMemory,
+  createMemoryWithModel,
   httpStatus,
+  loadEmbeddingModel,
+  PINNED_MODEL,
   mcpMessage,
   toolDefinitions,
   promptDefinitions,
@@ -12,7 +15,9 @@ import init, {
   type ErrorCode,
   type HealthReport,
   type ListPage,
+  type ModuleMap,
   type SearchResponse,
+  type SessionSummary,
 } from "../../dist/engram.js";
 
 export async function usage(): Promise<void> {
@@ -59,6 +64,14 @@ export async function usage(): Promise<void> {
   const markdown: string = await local.exportMarkdown();
   const health: HealthReport = await local.health();
   await local.purge(id);
+  const sessions: SessionSummary[] = await local.recentSessions(10);
+  const map: ModuleMap = await local.moduleMap({ folder: "src/", limit: 40 });
+  const preview: string = local.previewTeach({ content: "use pnpm" }).text;
+  const origins = await local.origins(id);
+  const fetched = await loadEmbeddingModel({ url: "/models/all-minilm-l6-v2-int8/" });
+  const sized: number = fetched.dims + PINNED_MODEL.files.onnx.bytes;
+  const withModel = await createMemoryWithModel({ local: true }, fetched);
+  console.log(sessions[0]?.learned, map.coAccess[0]?.weight, preview, origins[0]?.line, sized, withModel);
   console.log(page.nextCursor, retired, edited.flags.userVerified, report.files[0]?.rules.length, loaded.memories, markdown, health.score);
   console.log(redacted.length, many.length, stored?.content, forgotten, reply, status);
 }
