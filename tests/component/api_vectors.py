@@ -242,6 +242,10 @@ def _run_person_step(engram, step, ids, project):
         "trustLevel": lambda: engram.trust_level(),
         "setTrustLevel": lambda: engram.set_trust_level(level),
         "sessionReview": lambda: engram.session_review(step.get("session")),
+        "recentSessions": lambda: engram.recent_sessions(step.get("limit")),
+        "moduleMap": lambda: engram.module_map(step.get("input", {})),
+        "previewTeach": lambda: engram.preview_teach(step.get("input", {})),
+        "origins": lambda: engram.origins(memory_id),
         "reset": lambda: engram.reset(step.get("confirm", project)),
     }
     answered, answer = _answer(calls, step, "person")

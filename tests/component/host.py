@@ -95,6 +95,8 @@ class ComponentHost:
                      "[method]engram.load-export", "[method]engram.export-markdown",
                      "[method]engram.health", "[method]engram.trust-level",
                      "[method]engram.set-trust-level", "[method]engram.session-review",
+                     "[method]engram.recent-sessions", "[method]engram.module-map",
+                     "[method]engram.preview-teach", "[method]engram.origins",
                      "[method]engram.reset",
                      "[method]engram.flush-uses",
                      "[static]session.start", "[method]session.observe",
@@ -288,6 +290,18 @@ class ComponentEngram:
     def session_review(self, session_id=None):
         found = self.host.call("[method]engram.session-review", self.handle, session_id)
         return None if found is None else json.loads(found)
+
+    def recent_sessions(self, limit=None):
+        return json.loads(self.host.call("[method]engram.recent-sessions", self.handle, limit))
+
+    def module_map(self, request):
+        return json.loads(self.host.call("[method]engram.module-map", self.handle, json.dumps(request)))
+
+    def preview_teach(self, taught):
+        return json.loads(self.host.call("[method]engram.preview-teach", self.handle, json.dumps(taught)))
+
+    def origins(self, memory_id):
+        return json.loads(self.host.call("[method]engram.origins", self.handle, memory_id))
 
     def prune(self, request):
         return json.loads(self.host.call("[method]engram.prune", self.handle, json.dumps(request)))

@@ -230,7 +230,7 @@ async function runLifecycleStep(engram, step, named) {
 // (`input`, `confirm`), `confirm`, `flagWrong` (`reason`), `pin` (`pinned`), `teach` (`as`
 // names the memory), `purge`, `importInstructions` (a large file's text as `textRepeat`),
 // `exportMarkdown`, `health`, `trustLevel`, `setTrustLevel` (`level`), `sessionReview`
-// (`session`), `reset` (`confirm`, the case's project id when absent). With `short: true` the id is its first 8 characters.
+// (`session`), `recentSessions` (`limit`), `moduleMap`, `previewTeach`, `origins`, `reset` (`confirm`, the case's project id when absent). With `short: true` the id is its first 8 characters.
 async function runPersonStep(engram, step, ids, named, projectId) {
   const full = step.literalId ?? named(step.id);
   const id = step.short ? full?.slice(0, 8) : full;
@@ -249,6 +249,11 @@ async function runPersonStep(engram, step, ids, named, projectId) {
     trustLevel: () => engram.trustLevel(),
     setTrustLevel: () => engram.setTrustLevel(step.level),
     sessionReview: () => engram.sessionReview(step.session),
+    recentSessions: () => engram.recentSessions(step.limit),
+    moduleMap: () => engram.moduleMap(step.input),
+    // Synchronous in the package: a throw becomes the promise's rejection here.
+    previewTeach: async () => engram.previewTeach(step.input),
+    origins: () => engram.origins(id),
     reset: () => engram.reset(step.confirm ?? projectId),
   };
   const { answered, answer } = await answerOf(calls, step, "person");

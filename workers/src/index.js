@@ -156,6 +156,10 @@ const routes = {
   "/v1/trust": async (engram, body) => json(body?.level === undefined ? await engram.trustLevel() : await engram.setTrustLevel(body.level)),
   // A session's review (the last finalized one without `sessionId`); null when none.
   "/v1/review": async (engram, body) => json(await engram.sessionReview(body?.sessionId == null ? undefined : String(body.sessionId))),
+  "/v1/sessions": async (engram, body) => json(await engram.recentSessions(body?.limit ?? undefined)),
+  "/v1/map": async (engram, body) => json(await engram.moduleMap(body ?? {})),
+  "/v1/teach-preview": async (engram, body) => json(engram.previewTeach(body)),
+  "/v1/origins": async (engram, body) => json(await engram.origins(String(body?.id ?? ""))),
   "/v1/prune": async (engram, body) => json(await engram.prune(body ?? {})),
   "/v1/flush-uses": async (engram) => json(await engram.flushUses()),
   "/v1/embed-pending": async (engram, body) => json(await engram.embedPending(Number(body?.batch ?? 64))),

@@ -119,6 +119,10 @@ function client(projectId, token = TOKEN, at = undefined) {
     reset: async (confirm) => (await call("reset", { confirm })).deleted,
     setTrustLevel: (level) => call("trust", { level }),
     sessionReview: (sessionId) => call("review", { sessionId }),
+    recentSessions: (limit) => call("sessions", { limit }),
+    moduleMap: (request) => call("map", request ?? {}),
+    previewTeach: (taught) => call("teach-preview", taught),
+    origins: (id) => call("origins", { id }),
   };
 }
 

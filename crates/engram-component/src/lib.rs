@@ -449,6 +449,27 @@ impl GuestEngram for EngramResource {
         }
     }
 
+    fn recent_sessions(&self, limit: Option<u32>) -> Result<String, Error> {
+        to_json(&run(self
+            .inner
+            .recent_sessions(limit.unwrap_or(engram::DEFAULT_SESSIONS)))?)
+    }
+
+    fn module_map(&self, request_json: String) -> Result<String, Error> {
+        let request =
+            engram::MapRequest::from_json(&request_json).map_err(|e| convert(&e.into()))?;
+        to_json(&run(self.inner.module_map(&request))?)
+    }
+
+    fn preview_teach(&self, taught_json: String) -> Result<String, Error> {
+        let taught = engram::Taught::from_json(&taught_json).map_err(|e| convert(&e.into()))?;
+        to_json(&self.inner.preview_teach(taught).map_err(|e| convert(&e))?)
+    }
+
+    fn origins(&self, id: String) -> Result<String, Error> {
+        to_json(&run(self.inner.origins(&id))?)
+    }
+
     fn prune(&self, request_json: String) -> Result<String, Error> {
         to_json(&run(self.inner.prune_json(&request_json))?)
     }

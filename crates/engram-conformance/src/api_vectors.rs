@@ -326,8 +326,9 @@ fn person_id(step: &Json, ids: &HashMap<String, String>) -> Result<String, Strin
 /// (`input` the update, `confirm`), `confirm`, `flagWrong` (`reason`), `pin` (`pinned`),
 /// `teach` (`input`; `as` names the memory), `purge`, `importInstructions` (`input`, a
 /// file's text given as `textRepeat: {text, times}` when large), `exportMarkdown`,
-/// `health`, `trustLevel`, `setTrustLevel` (`level`), `sessionReview` (`session`) and
-/// `reset` (`confirm`; the case's project id when absent).
+/// `health`, `trustLevel`, `setTrustLevel` (`level`), `sessionReview` (`session`),
+/// `recentSessions` (`limit`), `moduleMap` (`input`), `previewTeach` (`input`), `origins`
+/// and `reset` (`confirm`; the case's project id when absent).
 async fn person_step<D: Database>(
     engram: &Engram<D>,
     step: &Json,
@@ -387,6 +388,23 @@ async fn person_step<D: Database>(
             .session_review(step["session"].as_str())
             .await
             .map(to_json),
+        "recentSessions" => {
+            let limit = step["limit"]
+                .as_u64()
+                .map_or(engram::DEFAULT_SESSIONS, |n| {
+                    u32::try_from(n).unwrap_or(u32::MAX)
+                });
+            engram.recent_sessions(limit).await.map(to_json)
+        }
+        "moduleMap" => match engram::MapRequest::from_json(&input) {
+            Ok(request) => engram.module_map(&request).await.map(to_json),
+            Err(e) => Err(e.into()),
+        },
+        "previewTeach" => match engram::Taught::from_json(&input) {
+            Ok(taught) => engram.preview_teach(taught).map(to_json),
+            Err(e) => Err(e.into()),
+        },
+        "origins" => engram.origins(&id()?).await.map(to_json),
         other => return Err(format!("unknown person call {other:?}")),
     };
     let Some(answer) = answer_or_expected(result, step)? else {

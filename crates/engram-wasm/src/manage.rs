@@ -252,9 +252,13 @@ impl EngramHandle {
     )]
     pub fn recent_sessions(&self, limit: Option<u32>) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(
-            async move { types::answer(inner.recent_sessions(limit.unwrap_or(20)).await) },
-        )
+        future_to_promise(async move {
+            types::answer(
+                inner
+                    .recent_sessions(limit.unwrap_or(engram::DEFAULT_SESSIONS))
+                    .await,
+            )
+        })
     }
 
     /// The module map: the files with the most memories (then the most opened), the

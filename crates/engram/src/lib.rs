@@ -76,7 +76,7 @@ pub use crate::lifecycle::{PruneReport, PruneRequest, UsesFlushed, MAX_PENDING_U
 pub use crate::manage::{
     CoAccessEdge, DependencyEdge, FolderCoverage, HealthReport, ListPage, ListRequest, MapFile,
     MapRequest, MemoryFilter, MemoryUpdate, ModuleMap, SessionReview, SessionSummary, SortKey,
-    Status, Taught, TrustSetting, WeekGrowth, BYTES_PER_TOKEN, DEFAULT_MAP_FILES,
+    Status, Taught, TrustSetting, WeekGrowth, BYTES_PER_TOKEN, DEFAULT_MAP_FILES, DEFAULT_SESSIONS,
     FLAGS_SUGGESTING_CAUTION, GROWTH_WEEKS, MAX_MAP_FILES, MAX_PAGE, MAX_SESSIONS, MIN_ID_PREFIX,
     PREVIEW_ID,
 };

@@ -140,8 +140,7 @@ impl<D: Database> Engram<D> {
             return Ok(map);
         }
         let paths: Vec<&str> = map.files.iter().map(|f| f.path.as_str()).collect();
-        let paths = serde_json::to_string(&paths)
-            .map_err(|e| EngramError::invalid("folder", e.to_string()))?;
+        let paths = serde_json::Value::from(paths).to_string();
         let edges = self
             .single(Statement::with_params(
                 MAP_EDGES,

@@ -21,7 +21,7 @@ pub use map::{
 };
 pub use preview::PREVIEW_ID;
 pub use review::{SessionReview, BYTES_PER_TOKEN, FLAGS_SUGGESTING_CAUTION};
-pub use sessions::{SessionSummary, MAX_SESSIONS};
+pub use sessions::{SessionSummary, DEFAULT_SESSIONS, MAX_SESSIONS};
 pub(crate) use trust::inject_floor_sql;
 pub use trust::TrustSetting;
 

@@ -9,6 +9,9 @@ use crate::{Engram, EngramError};
 /// The most sessions one listing holds.
 pub const MAX_SESSIONS: u32 = 200;
 
+/// Sessions a listing holds unless asked otherwise.
+pub const DEFAULT_SESSIONS: u32 = 20;
+
 /// One session in a listing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
