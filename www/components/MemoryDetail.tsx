@@ -23,6 +23,8 @@ function Field({ name, children }: { name: string; children: React.ReactNode }) 
 }
 
 function change(entry: HistoryEntry): string {
+  // An observer memory's evidence is shown, worded, among the fields.
+  if (entry.action === "created" && evidence([entry])) return "";
   const show = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
   if (entry.before !== undefined && entry.after !== undefined) return `${show(entry.before)} → ${show(entry.after)}`;
   if (entry.after !== undefined) return show(entry.after);

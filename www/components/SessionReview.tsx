@@ -185,7 +185,7 @@ export default function SessionReview() {
                   onClick={() => void open(s.sessionId)}
                   style={{ width: "100%", textAlign: "left" }}
                 >
-                  {s.sessionId.slice(0, 8)} · {when(s.lastSeenAt)}
+                  <span style={{ overflowWrap: "anywhere" }}>{s.sessionId}</span> · {when(s.lastSeenAt)}
                 </button>
                 <div className="chips muted" style={{ marginTop: "0.3rem" }}>
                   {s.outcome && <span className={`chip ${s.outcome === "success" ? "good" : "warn"}`}>{s.outcome}</span>}
