@@ -163,71 +163,93 @@ fn prepare(dir: &Path, dev: bool) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Where the panel finds the database: its address, the token it sends, and the bridge
+/// (for a local file) that must live as long as the panel.
+async fn database(target: &Target) -> Result<(String, Option<String>, Option<Bridge>), CliError> {
+    if let Some(url) = &target.url {
+        return Ok((url.clone(), target.auth_token.clone(), None));
+    }
+    // Opened once here so the schema is current and a project's settings apply.
+    let db = LocalDatabase::open(&target.db)
+        .await
+        .map_err(engram::EngramError::from)?;
+    open::open(&db, target).await?;
+    drop(db);
+    let token = fresh_token();
+    let bridge = Bridge::start(PathBuf::from(&target.db), token.clone())
+        .map_err(|e| CliError::Usage(format!("cannot serve {}: {e}", target.db)))?;
+    Ok((bridge.url.clone(), Some(token), Some(bridge)))
+}
+
+/// The panel's process: `scripts/panel.mjs` in `dir` with the database's address and
+/// token, the project, the address to listen on, its own token, and the model folder.
+fn panel_command(
+    dir: &Path,
+    target: &Target,
+    args: &UiArgs,
+    (url, auth_token): (&str, Option<&str>),
+    panel_token: Option<&str>,
+) -> Command {
+    let mut panel = Command::new("node");
+    panel
+        .arg("scripts/panel.mjs")
+        .arg(if args.dev { "dev" } else { "start" })
+        .current_dir(dir)
+        .env("ENGRAM_URL", url)
+        .env("ENGRAM_PROJECT", &target.project)
+        .env("HOSTNAME", &args.listen)
+        .env("PORT", args.port.to_string())
+        .env_remove("ENGRAM_AUTH_TOKEN")
+        .env_remove("ENGRAM_PANEL_TOKEN")
+        .env_remove("ENGRAM_MODEL_DIR");
+    if let Some(token) = auth_token {
+        panel.env("ENGRAM_AUTH_TOKEN", token);
+    }
+    if let Some(token) = panel_token {
+        panel.env("ENGRAM_PANEL_TOKEN", token);
+    }
+    if let Some(models) = model::model_dir(target).filter(|_| !target.no_embed) {
+        panel.env("ENGRAM_MODEL_DIR", models);
+    }
+    panel
+}
+
+/// The address a person opens (with the token when one is needed).
+fn address(args: &UiArgs, panel_token: Option<&str>) -> String {
+    let host = if args.listen.contains(':') {
+        format!("[{}]", args.listen)
+    } else {
+        args.listen.clone()
+    };
+    match panel_token {
+        Some(token) => format!("http://{host}:{}/?token={token}", args.port),
+        None => format!("http://{host}:{}/", args.port),
+    }
+}
+
 /// Serves the panel until it stops (Ctrl-C stops both it and the database bridge).
 pub async fn run(target: &Target, args: &UiArgs) -> Result<(), CliError> {
-    let loopback = is_loopback(&args.listen);
-    let panel_token = match (&args.token, loopback) {
+    let panel_token = match (&args.token, is_loopback(&args.listen)) {
         (Some(token), _) => Some(token.clone()),
         (None, true) => None,
         (None, false) => Some(fresh_token()),
     };
     let dir = www_dir(args)?;
     prepare(&dir, args.dev)?;
-    // The bridge to a local file lives as long as this function.
-    let mut bridge = None;
-    let (url, auth_token) = match &target.url {
-        Some(url) => (url.clone(), target.auth_token.clone()),
-        None => {
-            // Opened once here so the schema is current and a project's settings apply.
-            let db = LocalDatabase::open(&target.db)
-                .await
-                .map_err(engram::EngramError::from)?;
-            open::open(&db, target).await?;
-            drop(db);
-            let token = fresh_token();
-            let served = Bridge::start(PathBuf::from(&target.db), token.clone())
-                .map_err(|e| CliError::Usage(format!("cannot serve {}: {e}", target.db)))?;
-            let url = served.url.clone();
-            bridge = Some(served);
-            (url, Some(token))
-        }
-    };
-    let mut panel = Command::new("node");
-    panel
-        .arg("scripts/panel.mjs")
-        .arg(if args.dev { "dev" } else { "start" })
-        .current_dir(&dir)
-        .env("ENGRAM_URL", &url)
-        .env("ENGRAM_PROJECT", &target.project)
-        .env("HOSTNAME", &args.listen)
-        .env("PORT", args.port.to_string())
-        .env_remove("ENGRAM_AUTH_TOKEN")
-        .env_remove("ENGRAM_PANEL_TOKEN");
-    if let Some(token) = &auth_token {
-        panel.env("ENGRAM_AUTH_TOKEN", token);
-    }
-    if let Some(token) = &panel_token {
-        panel.env("ENGRAM_PANEL_TOKEN", token);
-    }
-    if let Some(models) = model::model_dir(target).filter(|_| !target.no_embed) {
-        panel.env("ENGRAM_MODEL_DIR", models);
-    }
-    let shown_host = if args.listen.contains(':') {
-        format!("[{}]", args.listen)
-    } else {
-        args.listen.clone()
-    };
-    let database = target.url.as_deref().unwrap_or(&target.db);
-    match &panel_token {
-        Some(token) => eprintln!(
-            "engram ui: http://{shown_host}:{}/?token={token} (project {}, database {database}); Ctrl-C stops it",
-            args.port, target.project
-        ),
-        None => eprintln!(
-            "engram ui: http://{shown_host}:{}/ (project {}, database {database}); Ctrl-C stops it",
-            args.port, target.project
-        ),
-    }
+    let (url, auth_token, bridge) = database(target).await?;
+    let mut panel = panel_command(
+        &dir,
+        target,
+        args,
+        (&url, auth_token.as_deref()),
+        panel_token.as_deref(),
+    );
+    eprintln!(
+        "engram ui: {} (project {}, database {}); Ctrl-C stops it",
+        address(args, panel_token.as_deref()),
+        target.project,
+        target.url.as_deref().unwrap_or(&target.db)
+    );
     let status = panel.status().map_err(|e| {
         CliError::Usage(format!(
             "cannot run node ({e}); install Node.js 20 or newer"
@@ -253,6 +275,19 @@ mod tests {
         assert!(!is_loopback("0.0.0.0"));
         assert!(!is_loopback("192.168.1.20"));
         assert!(!is_loopback("example.com"));
+    }
+
+    #[test]
+    fn the_address_carries_the_token_only_when_one_is_needed() {
+        let args = UiArgs {
+            port: 3000,
+            listen: "::1".into(),
+            token: None,
+            www: None,
+            dev: false,
+        };
+        assert_eq!(address(&args, None), "http://[::1]:3000/");
+        assert_eq!(address(&args, Some("t0k")), "http://[::1]:3000/?token=t0k");
     }
 
     #[test]
