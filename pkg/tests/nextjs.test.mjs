@@ -4,13 +4,13 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { promisify } from "node:util";
 
 import { distDir } from "./load.mjs";
+import { freePort } from "../../tests/js/ports.mjs";
 
 const run = promisify(execFile);
 const repo = path.resolve(distDir, "../..");
@@ -19,16 +19,6 @@ const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
 async function readmeSnippet() {
   const readme = await readFile(path.join(repo, "README.md"), "utf8");
   return readme.slice(readme.indexOf("### npm package")).match(/```js\n([\s\S]*?)```/)[1];
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Every `.wasm` file under `dir`. */

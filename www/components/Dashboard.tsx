@@ -18,6 +18,7 @@ import {
 } from "recharts";
 import type { HealthReport, TrustSetting } from "engram";
 import { call, words } from "@/lib/client";
+import { ErrorNote } from "./Notes";
 
 interface Overview {
   health: HealthReport;
@@ -71,7 +72,7 @@ export default function Dashboard() {
   useEffect(() => {
     call<Overview>("/api/overview").then(setOverview, (e) => setError(String(e.message ?? e)));
   }, []);
-  if (error) return <p className="error" role="alert">{error}</p>;
+  if (error) return <ErrorNote error={error} />;
   if (!overview) return <p aria-live="polite">Loading health…</p>;
   const { health, counts, trust } = overview;
   const parts = health.parts.map((p) => ({ name: spaced(p.name), share: Math.round(p.share * 100), detail: p.detail }));

@@ -4,10 +4,11 @@
 import { useCallback, useEffect, useState } from "react";
 import { useSearchParams } from "next/navigation";
 import type { ListPage, Memory, MemoryFilter, SearchResponse } from "engram";
-import { call, words } from "@/lib/client";
+import { call } from "@/lib/client";
 import { MEMORY_SOURCES, MEMORY_TYPES } from "@/lib/vocabulary";
 import MemoryCard from "./MemoryCard";
 import Breakdown from "./Breakdown";
+import { ErrorNote, Options } from "./Notes";
 
 /** A page of the listing and how many memories the filter matches in all. */
 type Listed = ListPage & { total: number };
@@ -147,22 +148,14 @@ export default function MemoryBrowser() {
             Type
             <select value={filters.type} onChange={(e) => set("type", e.target.value)}>
               <option value="">any</option>
-              {MEMORY_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {words(t)}
-                </option>
-              ))}
+              <Options names={MEMORY_TYPES} />
             </select>
           </label>
           <label>
             Source
             <select value={filters.source} onChange={(e) => set("source", e.target.value)}>
               <option value="">any</option>
-              {MEMORY_SOURCES.map((s) => (
-                <option key={s} value={s}>
-                  {words(s)}
-                </option>
-              ))}
+              <Options names={MEMORY_SOURCES} />
             </select>
           </label>
           <label>
@@ -191,11 +184,7 @@ export default function MemoryBrowser() {
           </label>
           <button type="submit">Apply filters</button>
         </form>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorNote error={error} />
         {page && (
           <>
             <p className="muted" aria-live="polite" data-testid="list-summary">

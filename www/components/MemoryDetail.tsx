@@ -6,6 +6,7 @@ import { useCallback, useEffect, useState } from "react";
 import type { HistoryEntry, Memory, RuleOrigin } from "engram";
 import { call, when, words } from "@/lib/client";
 import { StateChips } from "./MemoryCard";
+import { ErrorNote } from "./Notes";
 
 interface Detail {
   memory: Memory;
@@ -76,7 +77,7 @@ export default function MemoryDetail({ id }: { id: string }) {
     }
   }
 
-  if (!detail) return error ? <p className="error" role="alert">{error}</p> : <p aria-live="polite">Loading…</p>;
+  if (!detail) return error ? <ErrorNote error={error} /> : <p aria-live="polite">Loading…</p>;
   const m = detail.memory;
   const live = !m.deprecated;
   return (
@@ -169,11 +170,7 @@ export default function MemoryDetail({ id }: { id: string }) {
           {notice}
         </p>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} />
       <div className="split" style={{ marginTop: "1rem" }}>
         <section className="card" aria-labelledby="fields-heading">
           <h2 id="fields-heading">Fields and provenance</h2>

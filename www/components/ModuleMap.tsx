@@ -10,6 +10,7 @@ import type { Core } from "cytoscape";
 import type { ImpactReport, ListPage, MapFile, ModuleMap as MapData } from "engram";
 import { call } from "@/lib/client";
 import MemoryCard from "./MemoryCard";
+import { ErrorNote } from "./Notes";
 
 const palette = ["#2454c5", "#1e7b43", "#a15c00", "#7a3db8", "#b42318", "#0e7c86", "#5b6475", "#c2410c", "#4d7c0f", "#be185d"];
 
@@ -228,11 +229,7 @@ export default function ModuleMap() {
           </span>
         )}
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} />
       <p className="muted">
         Node size: memories about the file (or the module&apos;s files); colour: its folder. Solid edges: files agents open together (thicker is more often). Dashed
         arrows: code dependencies.

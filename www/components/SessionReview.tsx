@@ -6,6 +6,7 @@ import { useCallback, useEffect, useState } from "react";
 import type { Memory, SessionReview as Review, SessionSummary } from "engram";
 import { call, when } from "@/lib/client";
 import MemoryCard from "./MemoryCard";
+import { ErrorNote } from "./Notes";
 
 function Judge({ memory, onDone }: { memory: Memory; onDone: (message: string) => void }) {
   const [editing, setEditing] = useState(false);
@@ -56,11 +57,7 @@ function Judge({ memory, onDone }: { memory: Memory; onDone: (message: string) =
           </>
         )}
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} />
     </div>
   );
 }
@@ -126,11 +123,7 @@ export default function SessionReview() {
   return (
     <>
       <h1>Sessions</h1>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} />
       <div className="split">
         <section className="card" aria-labelledby="review-heading">
           <h2 id="review-heading">{chosen ? `Session ${chosen}` : "No session yet"}</h2>

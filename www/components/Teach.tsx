@@ -7,6 +7,7 @@ import Link from "next/link";
 import type { ImportReport, MemoryType, PackedContext, Remembered } from "engram";
 import { call, words } from "@/lib/client";
 import { MEMORY_TYPES } from "@/lib/vocabulary";
+import { ErrorNote, Options } from "./Notes";
 
 function list(text: string): string[] {
   return text
@@ -53,11 +54,7 @@ function TeachForm() {
           <label>
             Type
             <select value={type} onChange={(e) => setType(e.target.value as MemoryType)}>
-              {MEMORY_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {words(t)}
-                </option>
-              ))}
+              <Options names={MEMORY_TYPES} />
             </select>
           </label>
           <label>
@@ -78,11 +75,7 @@ function TeachForm() {
           </button>
         </div>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} />
       {preview && (
         <>
           <h3>How an agent would see it ({preview.tokens} tokens)</h3>
@@ -147,11 +140,7 @@ function ImportForm() {
           Import
         </button>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} />
       {report && (
         <div aria-live="polite">
           {report.files.map((f) => (

@@ -8,6 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 
+export { freePort } from "../../tests/js/ports.mjs";
+
 const run = promisify(execFile);
 export const evalDir = process.env.ENGRAM_EVAL_DIR ?? path.resolve(import.meta.dirname, "../../../shared/eval");
 const targetDir = process.env.CARGO_TARGET_DIR ?? path.join(os.homedir(), ".cache/engram/target");
@@ -72,16 +74,4 @@ export async function startPanel(db, port, ...extra) {
       }
     },
   };
-}
-
-/** A free TCP port on loopback. */
-export async function freePort() {
-  const net = await import("node:net");
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -78,6 +78,22 @@ const fn same(a: &[u8], b: &[u8]) -> bool {
     true
 }
 
+/// Column `i` of `row` as a count: a negative or absent value counts as none.
+pub(crate) fn count_at(row: &[Value], i: usize, what: &str) -> Result<u64, StoreError> {
+    match row.get(i) {
+        Some(value) => Ok(u64::try_from(value.as_i64(what)?).unwrap_or(0)),
+        None => Ok(0),
+    }
+}
+
+/// Column `i` of `row` as text, `None` when it is NULL or absent.
+pub(crate) fn text_at(row: &[Value], i: usize, what: &str) -> Result<Option<String>, StoreError> {
+    match row.get(i) {
+        Some(value) => Ok(value.as_opt_text(what)?.map(str::to_owned)),
+        None => Ok(None),
+    }
+}
+
 /// Column `name` of `row` and its name (for errors), the index computed at compile time.
 macro_rules! at {
     ($row:expr, $name:literal) => {{

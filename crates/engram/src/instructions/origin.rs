@@ -4,6 +4,7 @@
 use engram_store::{Database, Statement, Value};
 use serde::Serialize;
 
+use crate::row::{count_at, text_at};
 use crate::{Engram, EngramError};
 
 /// One place an instruction file states a memory.
@@ -34,23 +35,14 @@ WHERE project_id = ?1 AND memory_id = ?2 ORDER BY file, line",
         rows.rows
             .iter()
             .map(|row| {
-                let text = |i: usize, what: &str| -> Result<String, EngramError> {
-                    match row.get(i) {
-                        Some(value) => Ok(value.as_text(what)?.to_owned()),
-                        None => Ok(String::new()),
-                    }
-                };
                 let line = |i: usize, what: &str| -> Result<u32, EngramError> {
-                    match row.get(i) {
-                        Some(value) => Ok(u32::try_from(value.as_i64(what)?).unwrap_or(0)),
-                        None => Ok(0),
-                    }
+                    Ok(u32::try_from(count_at(row, i, what)?).unwrap_or(0))
                 };
                 Ok(RuleOrigin {
-                    file: text(0, "file")?,
+                    file: text_at(row, 0, "file")?.unwrap_or_default(),
                     line: line(1, "line")?,
                     end_line: line(2, "end_line")?,
-                    section: text(3, "section")?,
+                    section: text_at(row, 3, "section")?.unwrap_or_default(),
                 })
             })
             .collect()

@@ -8,6 +8,7 @@ use engram_lifecycle::health::{assess, Health, HealthInputs};
 use engram_store::{Database, Rows, Statement, Value};
 use serde::Serialize;
 
+use crate::row::{count_at, text_at};
 use crate::{Engram, EngramError};
 
 /// Weeks of growth a report holds.
@@ -80,26 +81,19 @@ WHERE project_id = ?1 AND chunk_type IS NULL";
 /// name, count) over the weeks `growth` holds; other weeks are left out.
 fn add_growth_parts(growth: &mut [WeekGrowth], rows: &Rows) -> Result<(), EngramError> {
     for row in &rows.rows {
-        let text = |i: usize, what: &str| -> Result<String, EngramError> {
-            Ok(match row.get(i) {
-                Some(value) => value.as_opt_text(what)?.unwrap_or_default().to_owned(),
-                None => String::new(),
-            })
-        };
-        let name = text(0, "week")?;
+        let name = text_at(row, 0, "week")?.unwrap_or_default();
         let Some(week) = growth.iter_mut().find(|w| w.week == name) else {
             continue;
         };
-        let count = match row.get(3) {
-            Some(value) => u64::try_from(value.as_i64("count")?).unwrap_or(0),
-            None => 0,
-        };
-        let part = if text(1, "part")? == "type" {
+        let part = if text_at(row, 1, "part")?.as_deref() == Some("type") {
             &mut week.by_type
         } else {
             &mut week.by_source
         };
-        part.insert(text(2, "name")?, count);
+        part.insert(
+            text_at(row, 2, "name")?.unwrap_or_default(),
+            count_at(row, 3, "count")?,
+        );
     }
     Ok(())
 }

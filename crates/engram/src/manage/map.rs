@@ -7,6 +7,7 @@ use engram_store::{Database, Statement, Value};
 use serde::{Deserialize, Serialize};
 
 use super::health::folder_of;
+use crate::row::{count_at, text_at};
 use crate::{Engram, EngramError};
 
 /// Files a map holds unless asked otherwise.
@@ -157,50 +158,31 @@ impl<D: Database> Engram<D> {
 }
 
 fn map_file(row: &[Value]) -> Result<MapFile, EngramError> {
-    let path = match row.first() {
-        Some(value) => value.as_text("path")?.to_owned(),
-        None => String::new(),
-    };
-    let count = |i: usize, what: &str| -> Result<u64, EngramError> {
-        Ok(match row.get(i) {
-            Some(value) => u64::try_from(value.as_i64(what)?).unwrap_or(0),
-            None => 0,
-        })
-    };
+    let path = text_at(row, 0, "path")?.unwrap_or_default();
     Ok(MapFile {
         folder: folder_of(&path).to_owned(),
-        memories: count(1, "memories")?,
-        accesses: count(2, "accesses")?,
-        sessions: count(3, "sessions")?,
+        memories: count_at(row, 1, "memories")?,
+        accesses: count_at(row, 2, "accesses")?,
+        sessions: count_at(row, 3, "sessions")?,
         path,
     })
 }
 
 fn add_edge(map: &mut ModuleMap, row: &[Value]) -> Result<(), EngramError> {
-    let text = |i: usize, what: &str| -> Result<String, EngramError> {
-        match row.get(i) {
-            Some(value) => Ok(value.as_text(what)?.to_owned()),
-            None => Ok(String::new()),
-        }
-    };
-    let a = text(1, "file_a")?;
-    let b = text(2, "file_b")?;
-    if text(0, "kind")? == "depends" {
+    let a = text_at(row, 1, "file_a")?.unwrap_or_default();
+    let b = text_at(row, 2, "file_b")?.unwrap_or_default();
+    if text_at(row, 0, "kind")?.as_deref() == Some("depends") {
         map.dependencies.push(DependencyEdge { from: a, to: b });
     } else {
         let weight = match row.get(3) {
             Some(value) => value.as_f64("weight")?,
             None => 0.0,
         };
-        let sessions = match row.get(4) {
-            Some(value) => u64::try_from(value.as_i64("session_count")?).unwrap_or(0),
-            None => 0,
-        };
         map.co_access.push(CoAccessEdge {
             a,
             b,
             weight,
-            sessions,
+            sessions: count_at(row, 4, "session_count")?,
         });
     }
     Ok(())

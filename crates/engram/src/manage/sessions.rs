@@ -4,6 +4,7 @@
 use engram_store::{Database, Statement, Value};
 use serde::Serialize;
 
+use crate::row::{count_at, text_at};
 use crate::{Engram, EngramError};
 
 /// The most sessions one listing holds.
@@ -75,25 +76,13 @@ impl<D: Database> Engram<D> {
 }
 
 fn summary_from_row(row: &[Value]) -> Result<SessionSummary, EngramError> {
-    let text = |i: usize, what: &str| -> Result<Option<String>, EngramError> {
-        Ok(match row.get(i) {
-            Some(value) => value.as_opt_text(what)?.map(str::to_owned),
-            None => None,
-        })
-    };
-    let count = |i: usize, what: &str| -> Result<u64, EngramError> {
-        Ok(match row.get(i) {
-            Some(value) => u64::try_from(value.as_i64(what)?).unwrap_or(0),
-            None => 0,
-        })
-    };
     Ok(SessionSummary {
-        session_id: text(0, "session_id")?.unwrap_or_default(),
-        last_seen_at: text(1, "at")?.unwrap_or_default(),
-        outcome: text(2, "outcome")?,
-        steps: count(3, "steps")?,
-        shown: count(4, "shown")?,
-        learned: count(5, "learned")?,
-        needs_review: count(6, "needs_review")?,
+        session_id: text_at(row, 0, "session_id")?.unwrap_or_default(),
+        last_seen_at: text_at(row, 1, "at")?.unwrap_or_default(),
+        outcome: text_at(row, 2, "outcome")?,
+        steps: count_at(row, 3, "steps")?,
+        shown: count_at(row, 4, "shown")?,
+        learned: count_at(row, 5, "learned")?,
+        needs_review: count_at(row, 6, "needs_review")?,
     })
 }

@@ -1,9 +1,15 @@
 import { answer, answerWithBody } from "@/lib/api";
-import type { Engram, MemoryUpdate } from "engram";
+import type { Engram, Memory, MemoryUpdate } from "engram";
 
 export const dynamic = "force-dynamic";
 
 type Context = { params: Promise<{ id: string }> };
+
+/** A memory with its history and the instruction lines that state it. */
+async function detail(memory: Engram, found: Memory) {
+  const [history, origins] = await Promise.all([memory.history(found.id), memory.origins(found.id)]);
+  return { memory: found, history, origins };
+}
 
 /** A memory in any state, with its history and the instruction lines that state it. */
 export async function GET(_request: Request, { params }: Context) {
@@ -13,8 +19,7 @@ export async function GET(_request: Request, { params }: Context) {
     if (!found) {
       throw Object.assign(new Error(`no memory ${id}`), { code: "not_found", status: 404 });
     }
-    const [history, origins] = await Promise.all([memory.history(found.id), memory.origins(found.id)]);
-    return { memory: found, history, origins };
+    return detail(memory, found);
   });
 }
 
@@ -44,7 +49,6 @@ export async function POST(request: Request, { params }: Context) {
     await action(memory, id, input);
     const after = await memory.getAny(id);
     if (!after) throw Object.assign(new Error(`no memory ${id}`), { code: "not_found", status: 404 });
-    const [history, origins] = await Promise.all([memory.history(after.id), memory.origins(after.id)]);
-    return { memory: after, history, origins };
+    return detail(memory, after);
   });
 }
