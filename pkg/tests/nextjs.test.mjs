@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import test from "node:test";
@@ -66,6 +67,7 @@ test("the README's snippet runs unchanged in a Next.js route: no config, next bu
     assert.deepEqual(await response.json(), { ok: true });
     for (let i = 0; i < 50 && !printed.includes("Run the migrations"); i++) await new Promise((r) => setTimeout(r, 100));
     assert.match(printed, /Run the migrations before the integration tests/);
+    assert.ok(existsSync(path.join(app, ".data/engram.db")), "the route's database is a file in the app's folder");
   } finally {
     server?.kill();
     await rm(app, { recursive: true, force: true });

@@ -105,3 +105,59 @@ test("loadEmbeddingModel({ url }) fetches and checks the model once; the Cache A
   assert.deepEqual(second.vector, first.vector, "the cached model embeds the same");
   await context.close();
 });
+
+test("a database in OPFS survives a reload; a second tab gets a clear busy error until the first lets go", async () => {
+  const context = await browser.newContext();
+  const { port } = pages.address();
+  const errors = [];
+  const open = async (page, query) => {
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`http://127.0.0.1:${port}/tests/browser/opfs.html?${new URLSearchParams(query)}`);
+    const handle = await page.waitForFunction(() => window.__opfsResult, null, { timeout: 60_000 });
+    return handle.jsonValue();
+  };
+  const first = await context.newPage();
+  const written = await open(first, { name: "tabs.db", remember: "Run the migrations before the integration tests" });
+  assert.equal(written.error, undefined, written.error);
+  assert.equal(written.mainThread.code, "invalid_input");
+  assert.equal(written.mainThread.field, "path");
+  assert.match(written.mainThread.message, /Worker/);
+  assert.deepEqual(written.opened, { count: 1, backend: "embedded SQLite opfs:/tabs.db (rusqlite)", first: "Run the migrations before the integration tests" });
+
+  // A reload ends the page's worker; the new one may find the old handles not yet released.
+  const reopen = async (page) => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const result = await page.evaluate(async () => {
+        const r = await window.__opfs.inWorker({ name: "tabs.db" });
+        if (r.code === "unavailable") r.worker.terminate();
+        else window.__worker = r.worker;
+        delete r.worker;
+        return r;
+      });
+      if (result.code !== "unavailable") return result;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return { error: "still busy after 50 attempts" };
+  };
+  await first.reload();
+  await first.waitForFunction(() => window.__opfsResult, null, { timeout: 60_000 });
+  const afterReload = await first.evaluate(() => window.__opfsResult.opened);
+  const read = afterReload.code === "unavailable" ? await reopen(first) : afterReload;
+  assert.equal(read.error, undefined, read.error);
+  assert.equal(read.count, 1, "the memory survived the reload");
+  assert.equal(read.first, "Run the migrations before the integration tests");
+
+  // A second tab while the first holds the database: busy, named as such.
+  const second = await context.newPage();
+  const refused = await open(second, { name: "tabs.db" });
+  assert.equal(refused.opened.code, "unavailable");
+  assert.match(refused.opened.error, /open in another tab or worker/);
+
+  // Once the first tab closes, the second opens it and sees the same memory.
+  await first.close();
+  const shared = await reopen(second);
+  assert.equal(shared.error, undefined, shared.error);
+  assert.equal(shared.count, 1);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -9,42 +9,81 @@
 
 #![warn(missing_docs)]
 
+mod files;
 mod functions;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+mod opfs;
+
+use std::rc::Rc;
+use std::time::Duration;
 
 use engram_store::{Database, Rows, SqlError, Statement, StoreError, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
+pub use files::{FileError, FileHandle, HostFiles};
 pub use functions::register_vector_functions;
 
 /// How many prepared statements are kept per connection: compiling the search's candidate
 /// statement costs more than running it on a small database.
 const STATEMENT_CACHE: usize = 64;
 
+/// How long a connection waits for another connection's lock on a shared file before it
+/// answers busy.
+const BUSY_WAIT: Duration = Duration::from_secs(5);
+
 /// A SQLite database: in memory, or a file where the platform has a file system.
 pub struct SqliteDatabase {
     conn: rusqlite::Connection,
     name: String,
+    /// The VFS the connection's file goes through; declared after `conn` so it outlives it.
+    _vfs: Option<files::FilesVfs>,
 }
 
 impl SqliteDatabase {
     /// A private in-memory database.
     pub fn open_in_memory() -> Result<Self, StoreError> {
         let conn = rusqlite::Connection::open_in_memory().map_err(engine)?;
-        Self::init(conn, ":memory:".to_owned())
+        Self::init(conn, ":memory:".to_owned(), None)
     }
 
     /// A database file (native hosts, or a wasm VFS registered by the host).
     pub fn open(path: &str) -> Result<Self, StoreError> {
         let conn = rusqlite::Connection::open(path).map_err(engine)?;
-        Self::init(conn, path.to_owned())
+        Self::init(conn, path.to_owned(), None)
     }
 
-    fn init(conn: rusqlite::Connection, name: String) -> Result<Self, StoreError> {
+    /// The database file at the absolute `path`, kept through the host's `files`: SQLite's
+    /// rollback journal beside it, a lock file that lets connections in several processes
+    /// take turns on it.
+    pub fn open_with_files(path: &str, files: Rc<dyn HostFiles>) -> Result<Self, StoreError> {
+        let vfs = files::register(files).map_err(StoreError::Engine)?;
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = rusqlite::Connection::open_with_flags_and_vfs(path, flags, vfs.name()).map_err(
+            |e| match vfs.last_error() {
+                Some(cause) => StoreError::Engine(format!("{e}: {cause}")),
+                None => engine(e),
+            },
+        )?;
+        Self::init(conn, path.to_owned(), Some(vfs))
+    }
+
+    fn init(
+        conn: rusqlite::Connection,
+        name: String,
+        vfs: Option<files::FilesVfs>,
+    ) -> Result<Self, StoreError> {
         register_vector_functions(&conn).map_err(engine)?;
-        conn.execute_batch("PRAGMA foreign_keys = ON")
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY")
             .map_err(engine)?;
+        conn.busy_timeout(BUSY_WAIT).map_err(engine)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        Ok(SqliteDatabase { conn, name })
+        Ok(SqliteDatabase {
+            conn,
+            name,
+            _vfs: vfs,
+        })
     }
 
     fn run(&self, statement: &Statement) -> Result<Rows, SqlError> {

@@ -4,11 +4,13 @@
 // for code written for browsers: it resolves to the same instance. `loadEmbeddingModel`
 // also takes `{ url }` (or nothing, for the cache alone), keeping the model's files in
 // `cacheDir`: by default $ENGRAM_MODEL_DIR or ~/.cache/engram/models, where the engram CLI
-// keeps them too.
+// keeps them too. `createMemory({ local: true, path })` keeps the database in a file
+// through `node:fs` (files.js).
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import initWeb from "./engram.js";
+import initWeb, * as wasm from "./engram.js";
+import { withFiles } from "./files.js";
 import { modelLoader, PINNED_MODEL } from "./model.js";
 
 export * from "./engram.js";
@@ -18,6 +20,17 @@ const ready = readFile(new URL("./engram_bg.wasm", import.meta.url)).then((bytes
   initWeb({ module_or_path: bytes }),
 );
 await ready;
+
+/** Opens engram; `{ local: true, path }` keeps the database in that file (created with its
+ * folder if absent), `{ local: true }` alone in memory. */
+export function createMemory(options) {
+  return wasm.createMemory(withFiles(options));
+}
+
+/** `createMemory` with an embedding model: searches are hybrid. */
+export function createMemoryWithModel(options, model) {
+  return wasm.createMemoryWithModel(withFiles(options), model);
+}
 
 /** Resolves when the module is ready; in Node it is ready once this package is imported. */
 export default function init() {

@@ -17,11 +17,13 @@ pub enum AnyDatabase {
 }
 
 impl AnyDatabase {
-    /// The backend for validated options' `target`; remote requests go through `http`.
-    pub fn open(target: &DatabaseTarget, http: Option<SharedTransport>) -> Result<Self, JsValue> {
-        if let Some((field, problem)) = crate::open::unsupported(target) {
-            return Err(to_js_error(&EngramError::invalid(field, problem)));
-        }
+    /// The backend for validated options' `target`; remote requests go through `http`, a
+    /// local file through the host's `files` (Node), else OPFS (a browser's worker).
+    pub async fn open(
+        target: &DatabaseTarget,
+        http: Option<SharedTransport>,
+        files: Option<crate::files::NodeFiles>,
+    ) -> Result<Self, JsValue> {
         match target {
             DatabaseTarget::Remote {
                 url,
@@ -41,24 +43,56 @@ impl AnyDatabase {
                     "no global fetch in this environment; pass options.fetch",
                 ))),
             },
-            DatabaseTarget::Local { .. } => Self::embedded(),
+            DatabaseTarget::Local { path } => Self::embedded(path.as_deref(), files).await,
         }
     }
 
     #[cfg(feature = "embedded")]
-    fn embedded() -> Result<Self, JsValue> {
-        engram_sqlite::SqliteDatabase::open_in_memory()
+    async fn embedded(
+        path: Option<&str>,
+        files: Option<crate::files::NodeFiles>,
+    ) -> Result<Self, JsValue> {
+        use engram_sqlite::SqliteDatabase;
+        let opened = match (path, files) {
+            (None, _) => SqliteDatabase::open_in_memory(),
+            (Some(path), Some(files)) => {
+                SqliteDatabase::open_with_files(path, std::rc::Rc::new(files))
+            }
+            (Some(_), None) if !has_sync_access_handles() => {
+                return Err(to_js_error(&EngramError::invalid(
+                    "path",
+                    "a persistent database here needs a file system (Node) or OPFS sync \
+                     access handles, which browsers give dedicated Workers only: open engram \
+                     inside a Worker, or leave path out for an in-memory database",
+                )))
+            }
+            (Some(name), None) => SqliteDatabase::open_opfs(name).await,
+        };
+        opened
             .map(AnyDatabase::Embedded)
             .map_err(|e| to_js_error(&EngramError::Store(e)))
     }
 
     #[cfg(not(feature = "embedded"))]
-    fn embedded() -> Result<Self, JsValue> {
+    async fn embedded(
+        _path: Option<&str>,
+        _files: Option<crate::files::NodeFiles>,
+    ) -> Result<Self, JsValue> {
         Err(to_js_error(&EngramError::invalid(
             "local",
             "not available in this build; give options.url",
         )))
     }
+}
+
+/// Whether this global scope has OPFS sync access handles (a browser's dedicated worker).
+#[cfg(feature = "embedded")]
+fn has_sync_access_handles() -> bool {
+    js_sys::Reflect::has(
+        &js_sys::global(),
+        &JsValue::from_str("FileSystemSyncAccessHandle"),
+    )
+    .unwrap_or(false)
 }
 
 impl Database for AnyDatabase {

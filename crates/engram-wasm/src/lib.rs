@@ -15,6 +15,7 @@ mod agent;
 mod code;
 mod database;
 mod errors;
+mod files;
 mod graph;
 mod host;
 mod manage;
@@ -46,7 +47,9 @@ pub struct EngramHandle {
 }
 
 /// Opens engram. `options`: `{ url, authToken?, projectId?, fetch? }` for a libSQL server
-/// over HTTP, or `{ local: true, projectId? }` for the in-wasm SQLite engine (in memory).
+/// over HTTP, or `{ local: true, path?, projectId? }` for the in-wasm SQLite engine: kept in
+/// the file `path` in Node, in OPFS under the name `path` in a browser's dedicated Worker,
+/// in memory without `path`.
 /// With `embedder: { provider: "openai" | "ollama", url, model, dims, apiKey? }` memories
 /// are embedded by that provider through `fetch` (circuit breaker: 3 failures → keyword-only
 /// for 30 s; memories are stored and embedded later by `embedPending`). `residentVectors:

@@ -3,12 +3,13 @@
 //! reranker function — becomes a capability; the rest is validated by the core.
 
 use engram::SharedTransport;
-use engram::{Capabilities, DatabaseTarget, Embed, Engram, EngramError, EngramOptions};
+use engram::{Capabilities, Embed, Engram, EngramError, EngramOptions};
 use js_sys::{Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::database::AnyDatabase;
 use crate::errors::to_js_error;
+use crate::files::NodeFiles;
 use crate::rerank::JsReranker;
 use crate::transport::FetchTransport;
 use crate::types;
@@ -19,6 +20,7 @@ pub async fn open(
     model: Option<Box<dyn Embed>>,
 ) -> Result<Engram<AnyDatabase>, JsValue> {
     let fetch = function_option(&options, "fetch")?;
+    let (options, files) = take_files(options);
     // Decoded from JSON: functions (fetch, a reranker function) are left out by
     // JSON.stringify and taken as capabilities below.
     let parsed = EngramOptions::from_json(&types::stringify(&options, "options")?)
@@ -26,7 +28,7 @@ pub async fn open(
     // Without a fetch only the embedded database works; the core says so if the options
     // need HTTP for a provider.
     let http = FetchTransport::new(fetch).ok().map(SharedTransport::new);
-    let db = AnyDatabase::open(&parsed.database(), http.clone())?;
+    let db = AnyDatabase::open(&parsed.database(), http.clone(), files).await?;
     let mut capabilities = Capabilities::new(crate::host::js_host());
     if let Some(http) = http {
         capabilities = capabilities.with_http(http);
@@ -40,6 +42,21 @@ pub async fn open(
     Engram::open_with(db, &parsed, capabilities)
         .await
         .map_err(|e| to_js_error(&e))
+}
+
+/// `options` without its `files` (the Node entry's file calls, not JSON), and those calls.
+fn take_files(options: JsValue) -> (JsValue, Option<NodeFiles>) {
+    let key = JsValue::from_str("files");
+    let files = match options.is_object() {
+        true => Reflect::get(&options, &key).unwrap_or(JsValue::UNDEFINED),
+        false => JsValue::UNDEFINED,
+    };
+    let Some(files) = NodeFiles::from_value(files) else {
+        return (options, None);
+    };
+    let copy = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
+    let _ = Reflect::delete_property(&copy, &key);
+    (copy.into(), Some(files))
 }
 
 /// `options[key]` when it is a function; absent (or a plain value, which the core then
@@ -59,16 +76,5 @@ fn function_option(options: &JsValue, key: &str) -> Result<Option<Function>, JsV
             "must be a function",
         ))),
         Err(_) => Ok(None),
-    }
-}
-
-/// Whether this build can open `target`.
-pub(crate) fn unsupported(target: &DatabaseTarget) -> Option<(&'static str, &'static str)> {
-    match target {
-        DatabaseTarget::Local { path: Some(_) } => Some((
-            "path",
-            "this build keeps its embedded database in memory; leave path out",
-        )),
-        _ => None,
     }
 }

@@ -423,7 +423,11 @@ export type CreateMemoryOptions =
   | ({ url: string; authToken?: string;
       /** Largest request body (default 1 MiB); larger transactions go in pieces, still one transaction. */
       maxRequestBytes?: number } & EngineOptions)
-  | ({ local: true } & EngineOptions);
+  | ({ local: true;
+      /** Where the embedded database persists: a file path in Node and Electron's main
+       * process (created with its folder if absent), a name in the origin's OPFS inside a
+       * browser's dedicated Worker. Absent: in memory, gone when the process ends. */
+      path?: string } & EngineOptions);
 
 /** Errors thrown by engram carry a stable code and the offending fields. */
 export type SessionKind = "build" | "insights" | "roadmap" | "terminal" | "changelog" | "spec_creation" | "pr_review";
