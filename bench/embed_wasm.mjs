@@ -2,10 +2,10 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 
-import { loadEngram } from "../pkg/tests/load.mjs";
+import { loadEmbedder } from "../pkg/tests/load.mjs";
 
 const dir = process.argv[2];
-const engram = await loadEngram();
+const engram = await loadEmbedder();
 const [onnx, tokenizer] = await Promise.all([readFile(path.join(dir, "model.onnx")), readFile(path.join(dir, "tokenizer.json"))]);
 const rssBefore = process.memoryUsage().rss;
 let started = performance.now();

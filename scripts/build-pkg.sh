@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/dist: the engram wasm with every feature (the in-wasm
-# SQLite engine, the transformer embedder, code intelligence), its JS bindings and TypeScript
-# types, and the package's manifest. ENGRAM_WASM_PROFILE picks the profile (scripts/build-wasm.sh).
+# Builds the npm package into pkg/dist: two wasm modules with their JS bindings and
+# TypeScript types — the core (`engram`: storage with the in-wasm SQLite engine, retrieval,
+# observer, code intelligence) and the embedder (`engram_embed`: MiniLM in tract and the
+# static edge model), which the entries load only when a model is — and the package's
+# manifest. ENGRAM_WASM_PROFILE picks the profile (scripts/build-wasm.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+rm -rf pkg/dist
 bash scripts/build-wasm.sh pkg/dist
+ENGRAM_WASM_CRATE=engram-wasm-embed ENGRAM_WASM_NAME=engram_embed bash scripts/build-wasm.sh pkg/dist
 # Node's entry reads the module from the package instead of fetching it by URL; every entry
 # takes `loadEmbeddingModel({ url })` (model.js); engram-model.js fetches the pinned model.
 cp crates/engram-wasm/js/node.js crates/engram-wasm/js/files.js crates/engram-wasm/js/browser.js \
@@ -21,11 +25,12 @@ cargo metadata --no-deps --format-version 1 --offline | node --input-type=module
     version: crate.version,
     license: crate.license,
     engines: { node: ">=20" },
-    files: ["engram_bg.wasm", "engram_bg.wasm.d.ts", "engram.js", "engram.d.ts", "node.js", "files.js", "browser.js", "model.js", "engram-model.js", "snippets/"],
+    files: ["engram_bg.wasm", "engram_bg.wasm.d.ts", "engram.js", "engram.d.ts", "engram_embed_bg.wasm", "engram_embed_bg.wasm.d.ts", "engram_embed.js", "engram_embed.d.ts", "node.js", "files.js", "browser.js", "model.js", "engram-model.js", "snippets/"],
     bin: { "engram-model": "engram-model.js" },
     exports: {
       ".": { types: "./engram.d.ts", node: "./node.js", default: "./browser.js" },
       "./engram_bg.wasm": "./engram_bg.wasm",
+      "./engram_embed_bg.wasm": "./engram_embed_bg.wasm",
       "./package.json": "./package.json",
     },
     main: "node.js",

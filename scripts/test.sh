@@ -70,7 +70,7 @@ cargo fmt --all -- --check
 export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc"
 
 step "build and lint: native, npm package, Worker, component"
-cargo build --workspace --exclude engram-component --exclude engram-wasm --quiet
+cargo build --workspace --exclude engram-component --exclude engram-wasm --exclude engram-wasm-embed --quiet
 # The npm package and the Worker as the shipped profile builds them, less whole-program LTO
 # and with tract's graph code unoptimized (the wasm-ci profile, scripts/build-wasm.sh): the
 # same code, minutes sooner.
@@ -81,8 +81,8 @@ cargo build --target wasm32-wasip2 -p engram-component --profile wasm-ci --quiet
 export ENGRAM_COMPONENT="$CARGO_TARGET_DIR/wasm32-wasip2/wasm-ci/engram_component.wasm"
 
 suite "Rust tests: core, embedded file, rusqlite, test server over HTTP" \
-  cargo nextest run --workspace --exclude engram-component --exclude engram-wasm --no-fail-fast
-suite "Rust doc tests" cargo test --doc --workspace --exclude engram-component --exclude engram-wasm --quiet
+  cargo nextest run --workspace --exclude engram-component --exclude engram-wasm --exclude engram-wasm-embed --no-fail-fast
+suite "Rust doc tests" cargo test --doc --workspace --exclude engram-component --exclude engram-wasm --exclude engram-wasm-embed --quiet
 suite "storage suite + API vectors on the in-wasm engine (wasm-bindgen-test in Node)" \
   env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --target wasm32-unknown-unknown -p engram-sqlite

@@ -7,18 +7,19 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { loadEngram } from "./load.mjs";
+import { loadEmbedder, loadEngram } from "./load.mjs";
 import { cosine } from "../../tests/js/cosine.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const modelDir = path.join(process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models"), "all-minilm-l6-v2-int8");
-let engram, model, loadMs;
+let engram, embedder, model, loadMs;
 
 before(async () => {
   engram = await loadEngram();
+  embedder = await loadEmbedder();
   const [onnx, tokenizer] = await Promise.all([readFile(path.join(modelDir, "model.onnx")), readFile(path.join(modelDir, "tokenizer.json"))]);
   const started = performance.now();
-  model = engram.loadEmbeddingModel(onnx, tokenizer);
+  model = embedder.loadEmbeddingModel(onnx, tokenizer);
   loadMs = performance.now() - started;
 });
 
@@ -51,6 +52,21 @@ test("hybrid search with the model on the in-wasm engine", async () => {
   assert.equal(dense.hits[0].breakdown.dense.rank, 1);
 });
 
+test("the core embeds with the embedder module's model through embedMany", () => {
+  const texts = ["flaky integration tests", "database is locked"];
+  const many = model.embedMany(texts);
+  assert.equal(many.length, 2 * 384);
+  assert.deepEqual(Array.from(many.subarray(384)), Array.from(model.embed(texts[1])));
+});
+
+test("a model the core cannot use is a typed error naming it", async () => {
+  await assert.rejects(engram.createMemoryWithModel({ local: true }, { modelId: "m", dims: 8 }), (e) => e.code === "invalid_input" && e.violations[0].field === "model");
+  const wrong = { modelId: "short", dims: 4, embedMany: (texts) => new Float32Array(texts.length * 3) };
+  const memory = await engram.createMemoryWithModel({ local: true }, wrong);
+  const stored = await memory.remember({ type: "gotcha", content: "A model that answers too few numbers" });
+  assert.match(stored.embeddingError, /returned 3 numbers for 1 texts of 4 dims/);
+});
+
 test("garbage model bytes are a typed error", () => {
-  assert.throws(() => engram.loadEmbeddingModel(new Uint8Array([1, 2, 3]), new Uint8Array([123, 125])), (e) => e.code === "model_error");
+  assert.throws(() => embedder.loadEmbeddingModel(new Uint8Array([1, 2, 3]), new Uint8Array([123, 125])), (e) => e.code === "model_error");
 });

@@ -13,6 +13,13 @@ export async function loadEngram() {
   return engram;
 }
 
+/** The embedder module (the models), instantiated from its file as the Node entry does. */
+export async function loadEmbedder() {
+  const embedder = await import(path.join(distDir, "engram_embed.js"));
+  embedder.initSync({ module: await readFile(path.join(distDir, "engram_embed_bg.wasm")) });
+  return embedder;
+}
+
 export async function loadVectors() {
   return JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/api.json"), "utf8"));
 }

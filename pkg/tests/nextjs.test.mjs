@@ -3,7 +3,7 @@
 // snippet unchanged in a route handler; `next build`, then `next start`, then a request.
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -22,10 +22,11 @@ async function readmeSnippet() {
   return readme.slice(readme.indexOf("### npm package")).match(/```js\n([\s\S]*?)```/)[1];
 }
 
-/** Every `.wasm` file under `dir`. */
-async function wasmFiles(dir) {
+/** The size of every `.wasm` file under `dir`, smallest first. */
+async function wasmSizes(dir) {
   const entries = await readdir(dir, { recursive: true });
-  return entries.filter((name) => name.endsWith(".wasm"));
+  const wasm = entries.filter((name) => name.endsWith(".wasm"));
+  return (await Promise.all(wasm.map(async (name) => (await stat(path.join(dir, name))).size))).sort((a, b) => a - b);
 }
 
 test("the README's snippet runs unchanged in a Next.js route: no config, next build, next start", async () => {
@@ -50,8 +51,9 @@ test("the README's snippet runs unchanged in a Next.js route: no config, next bu
     );
     const next = path.join(app, "node_modules/next/dist/bin/next");
     await run(process.execPath, [next, "build"], { cwd: app, env, maxBuffer: 16 << 20 });
-    // The module is bundled once, as an asset of the server build.
-    assert.equal((await wasmFiles(path.join(app, ".next/server"))).length, 1);
+    // Each module (the core, the embedder) is bundled once, as an asset of the server build.
+    const shipped = await Promise.all(["engram_bg.wasm", "engram_embed_bg.wasm"].map(async (name) => (await stat(path.join(distDir, name))).size));
+    assert.deepEqual(await wasmSizes(path.join(app, ".next/server")), shipped.sort((a, b) => a - b));
     const port = await freePort();
     server = spawn(process.execPath, [next, "start", "-H", "127.0.0.1", "-p", String(port)], { cwd: app, env });
     let printed = "";

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { loadEngram } from "./load.mjs";
+import { loadEmbedder, loadEngram } from "./load.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const staticDir = path.join(process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models"), "static-minilm-256-int8");
@@ -93,7 +93,8 @@ test("bad embedder options are typed errors", async () => {
 
 test("the static edge model matches its reference in Node", async () => {
   const [table, tokenizer] = await Promise.all([readFile(path.join(staticDir, "model.bin")), readFile(path.join(staticDir, "tokenizer.json"))]);
-  const model = engram.loadStaticEmbeddingModel(table, tokenizer);
+  const embedder = await loadEmbedder();
+  const model = embedder.loadStaticEmbeddingModel(table, tokenizer);
   assert.equal(model.modelId, "static-minilm-256-int8");
   const reference = JSON.parse(await readFile(path.resolve(here, "../../tests/vectors/static-embeddings.json"), "utf8"));
   for (const record of reference.texts) {
@@ -105,7 +106,7 @@ test("the static edge model matches its reference in Node", async () => {
     }
     assert.ok(dot / Math.sqrt(n) >= 0.99, record.text);
   }
-  assert.throws(() => engram.loadStaticEmbeddingModel(new Uint8Array([1, 2, 3]), tokenizer), (e) => e.code === "model_error");
+  assert.throws(() => embedder.loadStaticEmbeddingModel(new Uint8Array([1, 2, 3]), tokenizer), (e) => e.code === "model_error");
 });
 
 test("resident vectors rank as the exact scan does, in wasm SIMD", async () => {

@@ -1,5 +1,6 @@
 // The npm package in headless Chromium (Debian's package; no browser download): the API
-// vectors over HTTP to a real libSQL engine and on the in-wasm SQLite engine.
+// vectors over HTTP to a real libSQL engine and on the in-wasm SQLite engine; the model
+// fetched and cached; databases in OPFS; the README snippet in a worker.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -31,6 +32,14 @@ function servePages() {
       } catch {
         res.writeHead(404).end();
       }
+      return;
+    }
+    if (pathname === "/snippet/readme.mjs") {
+      // The README's snippet as a bundler serves it: the bare `engram` resolved to the
+      // package's browser entry (its `default` export condition).
+      const readme = await readFile(path.join(root, "README.md"), "utf8");
+      const snippet = readme.slice(readme.indexOf("### npm package")).match(/```js\n([\s\S]*?)```/)[1];
+      res.writeHead(200, { "content-type": "text/javascript" }).end(snippet.replace(/from "engram"/g, 'from "/pkg/dist/browser.js"'));
       return;
     }
     if (!SERVED.some((prefix) => pathname.startsWith(prefix)) || pathname.includes("..")) {
@@ -158,6 +167,45 @@ test("a database in OPFS survives a reload; a second tab gets a clear busy error
   const shared = await reopen(second);
   assert.equal(shared.error, undefined, shared.error);
   assert.equal(shared.count, 1);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the README's snippet runs unchanged in a Chromium worker, and its database is still there after a reload", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const { port } = pages.address();
+  await page.goto(`http://127.0.0.1:${port}/tests/browser/blank.html`);
+  const inWorker = (message) =>
+    page.evaluate(
+      (message) =>
+        new Promise((resolve) => {
+          const worker = new Worker("/tests/browser/snippet-worker.js", { type: "module" });
+          worker.onmessage = ({ data }) => {
+            if (data.code !== "unavailable") window.__kept = worker;
+            else worker.terminate();
+            resolve(data);
+          };
+          worker.onerror = (e) => resolve({ error: e.message });
+          worker.postMessage(message);
+        }),
+      message,
+    );
+  const ran = await inWorker({});
+  assert.equal(ran.error, undefined, ran.error);
+  assert.deepEqual(ran.printed, ["Run the migrations before the integration tests"]);
+
+  await page.reload();
+  let held;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    held = await inWorker({ check: ".data/engram.db" });
+    if (held.code !== "unavailable") break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(held.error, undefined, held.error);
+  assert.equal(held.count, 1, "the snippet's memory survived the reload in OPFS");
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -1,9 +1,9 @@
 // A test-only Worker that embeds texts inside workerd with both models, so the reference
-// vectors can be checked there: the transformer from the npm package (weights passed in as
+// vectors can be checked there: the transformer from the npm package's embedder module (weights passed in as
 // data-blob bindings, as a host would load them from R2 or static assets) and the static
 // edge model exactly as the production Worker bundles it.
-import * as full from "../../pkg/dist/engram.js";
-import fullWasm from "../../pkg/dist/engram_bg.wasm";
+import * as full from "../../pkg/dist/engram_embed.js";
+import fullWasm from "../../pkg/dist/engram_embed_bg.wasm";
 import * as edge from "../build/engram/engram.js";
 import edgeWasm from "../build/engram/engram_bg.wasm";
 import staticTable from "../build/model/static-minilm.bin";

@@ -2,8 +2,10 @@
 // `loadEmbeddingModel({ url })` reads `model.onnx` and `tokenizer.json` from a folder the
 // host serves, checks each against the sha256 this package pins, keeps them in a cache (a
 // folder in Node, the Cache API in browsers and workers) and loads them. Bytes given
-// directly load as before.
-import { loadEmbeddingModel as loadFromBytes, httpStatus } from "./engram.js";
+// directly load as before. Models live in the package's second module (`engram_embed`),
+// which each entry instantiates on first use: code that never loads a model never pays
+// for tract.
+import { httpStatus } from "./engram.js";
 
 /** The model this package pins: its id and each file's name, sha256 and size. */
 export const PINNED_MODEL = Object.freeze({
@@ -81,9 +83,11 @@ async function obtain(file, url, cache, fetchFn) {
  * Builds the entries' `loadEmbeddingModel`: with bytes it loads them as they are; with
  * `{ url, cache?, fetch? }` it resolves to the pinned model fetched from `url` (a folder
  * holding `model.onnx` and `tokenizer.json`), each file checked against its sha256 and kept
- * in `defaultCache(options)` (or none with `cache: false`).
+ * in `defaultCache(options)` (or none with `cache: false`). `embedder()` resolves to the
+ * instantiated embedder module.
  */
-export function modelLoader(defaultCache) {
+export function modelLoader(defaultCache, embedder) {
+  const loadFromBytes = async (onnx, json, id) => (await embedder()).loadEmbeddingModel(onnx, json, id);
   return function loadEmbeddingModel(source, tokenizer, modelId) {
     if (isBytes(source)) return loadFromBytes(source, tokenizer, modelId);
     return (async () => {
@@ -115,5 +119,17 @@ export async function browserCache() {
     async put(file, bytes) {
       await store.put(key(file), new Response(bytes));
     },
+  };
+}
+
+/** Memoizes `instantiate()` (the embedder module), trying again after a failure. */
+export function once(instantiate) {
+  let pending = null;
+  return () => {
+    pending ??= instantiate().catch((error) => {
+      pending = null;
+      throw error;
+    });
+    return pending;
   };
 }

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import initWeb, * as wasm from "./engram.js";
 import { withFiles } from "./files.js";
-import { modelLoader, PINNED_MODEL } from "./model.js";
+import { modelLoader, once, PINNED_MODEL } from "./model.js";
 
 export * from "./engram.js";
 export { PINNED_MODEL } from "./model.js";
@@ -64,6 +64,18 @@ function folderCache(options) {
   };
 }
 
+/** The embedder module, read from the package and instantiated on first use. */
+const embedder = once(async () => {
+  const glue = await import("./engram_embed.js");
+  await glue.default({ module_or_path: await readFile(new URL("./engram_embed_bg.wasm", import.meta.url)) });
+  return glue;
+});
+
 /** Loads the model from its bytes, or (`{ url, cacheDir }`) from the cache folder, fetching
  * and checking what is missing first. */
-export const loadEmbeddingModel = modelLoader(async (options) => folderCache(options));
+export const loadEmbeddingModel = modelLoader(async (options) => folderCache(options), embedder);
+
+/** Loads the static edge model from its table and tokenizer bytes. */
+export async function loadStaticEmbeddingModel(table, tokenizer, modelId) {
+  return (await embedder()).loadStaticEmbeddingModel(table, tokenizer, modelId);
+}

@@ -20,7 +20,6 @@ mod graph;
 mod host;
 mod manage;
 mod mcp;
-#[cfg(feature = "static-embedder")]
 mod model;
 mod observer;
 mod open;
@@ -28,6 +27,10 @@ mod rerank;
 pub mod transport;
 mod types;
 mod typescript;
+
+// The Worker's one module carries the static edge model's exports too.
+#[cfg(feature = "static-embedder")]
+extern crate engram_wasm_embed;
 
 use std::rc::Rc;
 
@@ -72,15 +75,18 @@ pub fn create_memory(
     open(options, None)
 }
 
-/// Like `createMemory`, with an embedding model: memories get vectors and searches are
-/// hybrid (keyword + dense, fused by reciprocal rank).
-#[cfg(feature = "static-embedder")]
+/// Like `createMemory`, with an embedding model (`loadEmbeddingModel`'s, or any object with
+/// `modelId`, `dims` and `embedMany(texts)`): memories get vectors and searches are hybrid
+/// (keyword + dense, fused by reciprocal rank).
 #[wasm_bindgen(js_name = createMemoryWithModel, unchecked_return_type = "Promise<Engram>")]
 pub fn create_memory_with_model(
     #[wasm_bindgen(unchecked_param_type = "CreateMemoryOptions")] options: JsValue,
-    model: &model::EmbeddingModel,
+    #[wasm_bindgen(unchecked_param_type = "Embedder")] model: JsValue,
 ) -> Promise {
-    open(options, Some(Box::new(model.inner.clone())))
+    match model::HostModel::from_value(model) {
+        Ok(model) => open(options, Some(Box::new(model))),
+        Err(error) => Promise::reject(&error),
+    }
 }
 
 fn open(options: JsValue, model: Option<Box<dyn engram::Embed>>) -> Promise {

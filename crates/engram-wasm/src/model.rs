@@ -1,99 +1,92 @@
-//! The embedding models in JavaScript hosts.
+//! The embedding model a host hands `createMemoryWithModel`: any object with `modelId`,
+//! `dims` and `embedMany(texts)` (the package's `EmbeddingModel`, from its embedder module,
+//! or one the host wraps itself), used as the core's embedding capability.
 
-use std::rc::Rc;
+use engram::{Embed, EmbedFuture, EngramError};
+use js_sys::{Array, Float32Array, Function, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
 
-use engram::Embed;
-#[cfg(feature = "embedder")]
-use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
-use engram_embed::{StaticEmbedder, STATIC_MINILM_ID};
-use js_sys::{Float32Array, Uint8Array};
-use wasm_bindgen::prelude::*;
+use crate::errors::to_js_error;
 
-use crate::errors::js_error;
-use engram::ErrorCode;
-
-/// An [`Embed`] that can also embed one text synchronously, for `EmbeddingModel.embed`.
-pub(crate) trait EmbedOne: Embed {
-    fn embed_one(&self, text: &str) -> Result<Vec<f32>, String>;
+/// A host's model, its id and length read once.
+pub struct HostModel {
+    model: JsValue,
+    embed_many: Function,
+    model_id: String,
+    dims: usize,
 }
 
-#[cfg(feature = "embedder")]
-impl EmbedOne for EngramEmbedder {
-    fn embed_one(&self, text: &str) -> Result<Vec<f32>, String> {
-        EngramEmbedder::embed_one(self, text)
+impl HostModel {
+    /// The model in `value`, or an `invalid_input` on `model` naming what it lacks.
+    pub fn from_value(value: JsValue) -> Result<Self, JsValue> {
+        let invalid = |problem: &str| to_js_error(&EngramError::invalid("model", problem));
+        if !value.is_object() {
+            return Err(invalid("must be a loaded model (loadEmbeddingModel)"));
+        }
+        let member = |name: &str| Reflect::get(&value, &JsValue::from_str(name));
+        let model_id = member("modelId")
+            .ok()
+            .and_then(|v| v.as_string())
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| invalid("has no modelId (was it freed?)"))?;
+        let dims = member("dims")
+            .ok()
+            .and_then(|v| v.as_f64())
+            .filter(|d| d.fract() == 0.0 && *d >= 1.0 && *d <= 65_536.0)
+            .ok_or_else(|| invalid("has no dims"))? as usize;
+        let embed_many = member("embedMany")
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or_else(|| invalid("has no embedMany(texts)"))?;
+        Ok(HostModel {
+            model: value,
+            embed_many,
+            model_id,
+            dims,
+        })
+    }
+
+    fn embed_now(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        let batch: Array = texts.iter().map(|t| JsValue::from_str(t)).collect();
+        let answer = self
+            .embed_many
+            .call1(&self.model, &batch)
+            .map_err(|e| describe(&e))?;
+        let flat = answer
+            .dyn_into::<Float32Array>()
+            .map_err(|_| "embedMany did not return a Float32Array".to_owned())?
+            .to_vec();
+        if flat.len() != texts.len() * self.dims {
+            return Err(format!(
+                "embedMany returned {} numbers for {} texts of {} dims",
+                flat.len(),
+                texts.len(),
+                self.dims
+            ));
+        }
+        Ok(flat.chunks(self.dims).map(<[f32]>::to_vec).collect())
     }
 }
 
-impl EmbedOne for StaticEmbedder {
-    fn embed_one(&self, text: &str) -> Result<Vec<f32>, String> {
-        self.embed(text).map_err(|e| e.to_string())
-    }
+fn describe(error: &JsValue) -> String {
+    error
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| error.as_string())
+        .unwrap_or_else(|| "the model failed".to_owned())
 }
 
-/// A loaded sentence-embedding model: the transformer (all-MiniLM-L6-v2 int8) or the static
-/// edge model distilled from it. Load it once and share it between engram handles.
-#[wasm_bindgen]
-pub struct EmbeddingModel {
-    pub(crate) inner: Rc<dyn EmbedOne>,
-}
-
-fn load_error(e: impl std::fmt::Display) -> JsValue {
-    js_error(ErrorCode::ModelError, &e.to_string(), None)
-}
-
-/// Loads the transformer from the bytes of its ONNX file and its `tokenizer.json` (the host
-/// fetches them from wherever it keeps them: a file, a URL, a Worker binding).
-#[cfg(feature = "embedder")]
-#[wasm_bindgen(js_name = loadEmbeddingModel)]
-pub fn load_embedding_model(
-    onnx: &Uint8Array,
-    tokenizer_json: &Uint8Array,
-    model_id: Option<String>,
-) -> Result<EmbeddingModel, JsValue> {
-    let id = model_id.unwrap_or_else(|| MINILM_INT8_ID.to_owned());
-    let embedder =
-        Embedder::load(&onnx.to_vec(), &tokenizer_json.to_vec(), &id).map_err(load_error)?;
-    Ok(EmbeddingModel {
-        inner: Rc::new(EngramEmbedder::new(embedder)),
-    })
-}
-
-/// Loads the static edge model (`model.bin` from scripts/distill-static.py) and its
-/// `tokenizer.json`: a few MB of memory and microseconds per text, for Workers.
-#[wasm_bindgen(js_name = loadStaticEmbeddingModel)]
-pub fn load_static_embedding_model(
-    table: &Uint8Array,
-    tokenizer_json: &Uint8Array,
-    model_id: Option<String>,
-) -> Result<EmbeddingModel, JsValue> {
-    let id = model_id.unwrap_or_else(|| STATIC_MINILM_ID.to_owned());
-    let embedder =
-        StaticEmbedder::load(&table.to_vec(), &tokenizer_json.to_vec(), &id).map_err(load_error)?;
-    Ok(EmbeddingModel {
-        inner: Rc::new(embedder),
-    })
-}
-
-#[wasm_bindgen]
-impl EmbeddingModel {
-    /// The model id stored with its vectors.
-    #[wasm_bindgen(getter, js_name = modelId)]
-    pub fn model_id(&self) -> String {
-        self.inner.model_id().to_owned()
+impl Embed for HostModel {
+    fn model_id(&self) -> &str {
+        &self.model_id
     }
 
-    /// Vector length.
-    #[wasm_bindgen(getter)]
-    pub fn dims(&self) -> usize {
-        self.inner.dims()
+    fn dims(&self) -> usize {
+        self.dims
     }
 
-    /// Embeds one text into a unit-length vector.
-    pub fn embed(&self, text: &str) -> Result<Float32Array, JsValue> {
-        let vector = self
-            .inner
-            .embed_one(text)
-            .map_err(|e| js_error(ErrorCode::ModelError, &e, None))?;
-        Ok(Float32Array::from(vector.as_slice()))
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        let result = self.embed_now(texts);
+        Box::pin(async move { result })
     }
 }

@@ -190,6 +190,24 @@ export interface ModelSource { url?: string; cacheDir?: string; cache?: false; f
 /** Fetches (or reads from the cache) the pinned model, each file checked against its sha256,
  * and loads it; rejects with a `model_error` naming what was wrong. */
 export function loadEmbeddingModel(source?: ModelSource): Promise<EmbeddingModel>;
+/** Loads the transformer from bytes already held: its ONNX file and `tokenizer.json`. */
+export function loadEmbeddingModel(onnx: Uint8Array, tokenizerJson: Uint8Array, modelId?: string): Promise<EmbeddingModel>;
+/** Loads the static edge model (its table and `tokenizer.json`). */
+export function loadStaticEmbeddingModel(table: Uint8Array, tokenizerJson: Uint8Array, modelId?: string): Promise<EmbeddingModel>;
+/** What `createMemoryWithModel` embeds with: the package's `EmbeddingModel`, or any object
+ * with these members (`embedMany` returns the vectors end to end, `texts.length × dims`). */
+export interface Embedder {
+  readonly modelId: string;
+  readonly dims: number;
+  embedMany(texts: string[]): Float32Array;
+}
+/** A loaded sentence-embedding model (the package's embedder module, loaded on first use):
+ * share one between engram handles; `free()` releases it. */
+export interface EmbeddingModel extends Embedder {
+  /** Embeds one text into a unit-length vector. */
+  embed(text: string): Float32Array;
+  free(): void;
+}
 /** The model the package pins: its id and each file's name, sha256 and size. */
 export const PINNED_MODEL: {
   readonly id: "all-minilm-l6-v2-int8";

@@ -6,6 +6,7 @@ import init, {
   createMemoryWithModel,
   httpStatus,
   loadEmbeddingModel,
+  loadStaticEmbeddingModel,
   PINNED_MODEL,
   mcpMessage,
   toolDefinitions,
@@ -70,7 +71,11 @@ export async function usage(): Promise<void> {
   const origins = await local.origins(id);
   const fetched = await loadEmbeddingModel({ url: "/models/all-minilm-l6-v2-int8/" });
   const sized: number = fetched.dims + PINNED_MODEL.files.onnx.bytes;
-  const withModel = await createMemoryWithModel({ local: true }, fetched);
+  const withModel = await createMemoryWithModel({ local: true, path: ".data/engram.db" }, fetched);
+  const edge = await loadStaticEmbeddingModel(new Uint8Array(), new Uint8Array());
+  const vectors: Float32Array = edge.embedMany(["a", "b"]);
+  const own = await createMemoryWithModel({ local: true }, { modelId: "mine", dims: 2, embedMany: (texts) => new Float32Array(texts.length * 2) });
+  console.log(vectors.length, own, fetched.embed("x").length);
   console.log(sessions[0]?.learned, map.coAccess[0]?.weight, preview, origins[0]?.line, sized, withModel);
   console.log(page.nextCursor, retired, edited.flags.userVerified, report.files[0]?.rules.length, loaded.memories, markdown, health.score);
   console.log(redacted.length, many.length, stored?.content, forgotten, reply, status);
