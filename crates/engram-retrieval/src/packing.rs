@@ -424,7 +424,7 @@ mod tests {
     fn type_shares_reserve_room_for_the_phase_types() {
         // Implement: gotchas get 30 % of the budget, decisions fall under "other" (5 %).
         let results = vec![
-            candidate("d1", MemoryType::Decision, None, 100),
+            candidate("d1", MemoryType::Decision, None, 200),
             candidate("g1", MemoryType::Gotcha, None, 5),
             candidate("g2", MemoryType::Gotcha, None, 5),
         ];
