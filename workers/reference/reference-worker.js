@@ -9,8 +9,7 @@ import edgeWasm from "../build/engram/engram_bg.wasm";
 import staticTable from "../build/model/static-minilm.bin";
 import staticTokenizer from "../build/model/tokenizer.bin";
 
-full.initSync({ module: fullWasm });
-edge.initSync({ module: edgeWasm });
+const memories = { minilm: full.initSync({ module: fullWasm }).memory, static: edge.initSync({ module: edgeWasm }).memory };
 
 const models = {};
 function model(name, env) {
@@ -30,6 +29,9 @@ export default {
     const started = Date.now();
     const m = model(name, env);
     const vectors = texts.map((t) => Array.from(m.embed(t)));
-    return Response.json({ modelId: m.modelId, dims: m.dims, vectors, ms: Date.now() - started });
+    // The module's linear memory once the model is loaded and has embedded: what a
+    // Worker's 128 MB would have to hold besides the module itself.
+    const linearMiB = memories[name].buffer.byteLength / 2 ** 20;
+    return Response.json({ modelId: m.modelId, dims: m.dims, vectors, ms: Date.now() - started, linearMiB });
   },
 };

@@ -53,7 +53,7 @@ async function check(model, file, expectedId) {
     worst = Math.min(worst, c);
     assert.ok(c >= 0.99, `${model}: cosine ${c} for ${JSON.stringify(record.text.slice(0, 40))}`);
   });
-  console.log(`workerd ${model}: worst cosine ${worst.toFixed(6)}, ${(answer.ms / texts.length).toFixed(1)} ms/text (incl. load)`);
+  console.log(`workerd ${model}: worst cosine ${worst.toFixed(6)}, ${(answer.ms / texts.length).toFixed(1)} ms/text (incl. load), linear memory ${answer.linearMiB.toFixed(1)} MiB`);
 }
 
 test("the transformer matches its fp32 reference in workerd", () => check("minilm", "embeddings.json", "all-minilm-l6-v2-int8"));
