@@ -8,12 +8,7 @@ use super::words;
 /// (which the token then includes), the bare one at the start, after a line break or after
 /// a run of marks; none after a single mark, a tab or a non-ASCII character, which the
 /// tokenizers glue on.
-fn table_after(
-    pieces: &Pieces<'_>,
-    i: usize,
-    spaced: &'static str,
-    bare: &'static str,
-) -> Option<&'static str> {
+fn table_after(pieces: &Pieces<'_>, i: usize, spaced: Table, bare: Table) -> Option<Table> {
     match pieces.at(i.checked_sub(1)) {
         None => Some(bare),
         Some(p) if p.kind == Kind::Space && p.text.ends_with(' ') => Some(spaced),
@@ -27,9 +22,10 @@ fn table_after(
 
 /// The charge of the word at `i` when each of its parts is a whole-token word: one token
 /// a part. A word splits at each lower→upper case change (`callHandlers`: `call`,
-/// `Handlers`), and each part must be all lowercase or capitalized. A word glued to a
+/// `Handlers`), and each part must be all lowercase, capitalized or all uppercase. A word
+/// glued to a
 /// non-ASCII letter after it is left to the shape rules.
-pub(super) fn word_charge(pieces: &Pieces<'_>, i: usize) -> Option<usize> {
+fn word_charge(pieces: &Pieces<'_>, i: usize) -> Option<usize> {
     let word = pieces.get(i);
     if pieces
         .at(Some(i + 1))
@@ -68,7 +64,7 @@ fn marked_head<'a>(pieces: &Pieces<'a>, i: usize) -> Option<&'a str> {
 
 /// Whether the tokenizers put the mark at `i` into the piece after it: not when it ends a
 /// run of marks, nor when a space before it takes it into a piece of their own.
-fn mark_glues_on(pieces: &Pieces<'_>, i: usize) -> bool {
+pub(super) fn mark_glues_on(pieces: &Pieces<'_>, i: usize) -> bool {
     match pieces.at(i.checked_sub(1)) {
         Some(p) if p.kind == Kind::Mark => false,
         Some(p) if p.kind == Kind::Space && p.text.ends_with(' ') => false,
@@ -76,43 +72,37 @@ fn mark_glues_on(pieces: &Pieces<'_>, i: usize) -> bool {
     }
 }
 
-/// Whether the single mark at `i` goes into the next word's token.
-pub(super) fn absorbs_mark(pieces: &Pieces<'_>, i: usize) -> bool {
-    pieces.at(Some(i + 1)).is_some_and(|p| p.kind == Kind::Word)
-        && marked_head(pieces, i + 1).is_some()
-        && word_charge(pieces, i + 1).is_some()
+/// For each piece that starts a word or a run of two or more marks, its charge when it is
+/// made of whole tokens in its place: a word's parts (see [`word_charge`]), or a run that
+/// is one token. A space before such a piece goes into its first token; so does a single
+/// mark that glues on (see [`mark_glues_on`]), since only [`MARKED`](words::MARKED) takes
+/// a word after it.
+pub(super) fn charges(pieces: &Pieces<'_>) -> Vec<Option<usize>> {
+    let mut known = vec![None; pieces.len()];
+    let mut i = 0;
+    while i < pieces.len() {
+        let marks = pieces.marks_from(i);
+        known[i] = match pieces.get(i).kind {
+            Kind::Word => word_charge(pieces, i),
+            Kind::Mark if marks >= 2 => whole_marks(pieces, i, marks),
+            _ => None,
+        };
+        i += marks.max(1);
+    }
+    known
 }
 
-/// Whether the space before the piece at `i` goes into that piece's token.
-pub(super) fn absorbs_space(pieces: &Pieces<'_>, i: usize) -> bool {
-    let Some(next) = pieces.at(Some(i)) else {
-        return false;
-    };
-    match next.kind {
-        Kind::Word => {
-            word_charge(pieces, i).is_some()
-                && camel_parts(next.text)
-                    .next()
-                    .is_some_and(|head| holds(words::SPACED, head))
-        }
-        Kind::Mark => {
-            let marks = pieces.marks_from(i);
-            marks >= 2 && holds(words::SPACED_MARKS, pieces.text(i, marks))
-        }
-        _ => false,
-    }
+/// One token when the `count` ≥ 2 marks from `i` are one in their place.
+fn whole_marks(pieces: &Pieces<'_>, i: usize, count: usize) -> Option<usize> {
+    let table = table_after(pieces, i, words::SPACED_MARKS, words::BARE_MARKS)?;
+    holds(table, pieces.text(i, count)).then_some(1)
 }
 
-/// The charge of the `count` ≥ 2 punctuation marks from `i`: one when the run is one token,
-/// else one per longest known run from its start on (`====…` in a few).
-pub(super) fn marks_charge(pieces: &Pieces<'_>, i: usize, count: usize) -> usize {
-    let run = pieces.text(i, count);
-    let whole = table_after(pieces, i, words::SPACED_MARKS, words::BARE_MARKS);
-    if whole.is_some_and(|table| holds(table, run)) {
-        return 1;
-    }
+/// The charge of `count` ≥ 2 marks from `i` that are not one token: one per longest known
+/// run from its start on (`====…` in a few).
+pub(super) fn marks_segments(pieces: &Pieces<'_>, i: usize, count: usize) -> usize {
     let mut total = 0;
-    let mut rest = run;
+    let mut rest = pieces.text(i, count);
     while !rest.is_empty() {
         let take = (2..=rest.len().min(LONGEST_MARKS))
             .rev()
@@ -157,25 +147,27 @@ fn camel_parts(word: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Whether `table` (entries one per line, in byte order) holds `key`: a binary search over
-/// its bytes, each probe widened to the line it falls in.
-fn holds(table: &str, key: &str) -> bool {
-    let bytes = table.as_bytes();
-    let (mut low, mut high) = (0, bytes.len());
+/// Entries grouped by length in bytes: each group `(length, offset, count)` is `count`
+/// entries of `length` bytes end to end in `text` from `offset`, in byte order.
+#[derive(Clone, Copy)]
+pub(super) struct Table {
+    pub groups: &'static [(usize, usize, usize)],
+    pub text: &'static str,
+}
+
+/// Whether `table` holds `key`: a binary search among the entries of its length.
+fn holds(table: Table, key: &str) -> bool {
+    let Some(&(len, offset, count)) = table.groups.iter().find(|g| g.0 == key.len()) else {
+        return false;
+    };
+    let entries = &table.text.as_bytes()[offset..offset + len * count];
+    let (mut low, mut high) = (0, count);
     while low < high {
         let middle = low + (high - low) / 2;
-        let start = bytes[low..middle]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(low, |at| low + at + 1);
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |at| start + at);
-        match table[start..end].cmp(key) {
+        match entries[middle * len..(middle + 1) * len].cmp(key.as_bytes()) {
             std::cmp::Ordering::Equal => return true,
-            std::cmp::Ordering::Less => low = end + 1,
-            std::cmp::Ordering::Greater => high = start,
+            std::cmp::Ordering::Less => low = middle + 1,
+            std::cmp::Ordering::Greater => high = middle,
         }
     }
     false
@@ -183,17 +175,19 @@ fn holds(table: &str, key: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::holds;
+    use super::{holds, Table};
 
     #[test]
-    fn a_table_holds_exactly_its_lines() {
-        let table = "a\nbb\nc\nde\nf\n";
-        for key in ["a", "bb", "c", "de", "f"] {
-            assert!(holds(table, key), "{key}");
+    fn a_table_holds_exactly_its_entries() {
+        let table = || Table {
+            groups: &[(1, 0, 3), (2, 3, 2)],
+            text: "acfbbde",
+        };
+        for key in ["a", "c", "f", "bb", "de"] {
+            assert!(holds(table(), key), "{key}");
         }
-        for key in ["", "b", "bbb", "d", "e", "g", "0"] {
-            assert!(!holds(table, key), "{key}");
+        for key in ["", "b", "d", "g", "bbb", "ac", "cf", "dd"] {
+            assert!(!holds(table(), key), "{key}");
         }
-        assert!(!holds("", "a"));
     }
 }

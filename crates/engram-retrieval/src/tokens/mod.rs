@@ -37,21 +37,23 @@ use pieces::{Kind, Pieces};
 /// ```
 pub fn estimate(text: &str) -> usize {
     let pieces = Pieces::of(text);
+    let known = known::charges(&pieces);
     let mut total = 0;
     let mut i = 0;
     while i < pieces.len() {
         let piece = pieces.get(i);
         let marks = pieces.marks_from(i);
+        let next_known = known.get(i + 1).is_some_and(Option::is_some);
         total += match piece.kind {
-            Kind::Mark if marks >= 2 => known::marks_charge(&pieces, i, marks),
-            Kind::Mark if known::absorbs_mark(&pieces, i) => 0,
-            Kind::Space if piece.text.ends_with(' ') && known::absorbs_space(&pieces, i + 1) => {
+            Kind::Mark if marks >= 2 => {
+                known[i].unwrap_or_else(|| known::marks_segments(&pieces, i, marks))
+            }
+            Kind::Mark if next_known && known::mark_glues_on(&pieces, i) => 0,
+            Kind::Space if piece.text.ends_with(' ') && next_known => {
                 charge::absorbed_space(&piece.text[..piece.text.len() - 1])
             }
             Kind::Space => charge::space(piece.text),
-            Kind::Word => {
-                known::word_charge(&pieces, i).unwrap_or_else(|| charge::word(piece.text))
-            }
+            Kind::Word => known[i].unwrap_or_else(|| charge::word(piece.text)),
             Kind::Mark => 1,
             Kind::Other if known::symbol(piece.text) => 1,
             Kind::Other => piece.text.len(),
