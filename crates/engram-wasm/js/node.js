@@ -16,7 +16,9 @@ import { modelLoader, once, PINNED_MODEL } from "./model.js";
 export * from "./engram.js";
 export { PINNED_MODEL } from "./model.js";
 
-const ready = readFile(new URL("./engram_bg.wasm", import.meta.url)).then((bytes) =>
+// Bundlers for Node (Next.js's Turbopack) emit the module as an asset from the `new URL`;
+// the comment keeps their file tracing from copying it a second time from node_modules.
+const ready = readFile(/* turbopackIgnore: true */ new URL("./engram_bg.wasm", import.meta.url)).then((bytes) =>
   initWeb({ module_or_path: bytes }),
 );
 await ready;
@@ -40,8 +42,10 @@ export default function init() {
 /** The folder the model's files are cached in: `cacheDir`, else $ENGRAM_MODEL_DIR, else
  * ~/.cache/engram/models; each model in a folder named by its id. */
 function modelCacheDir(options = {}) {
-  const root = options.cacheDir ?? process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models");
-  return path.join(root, PINNED_MODEL.id);
+  // Joined as text: a `path.join` over a root only known at run time makes bundlers' file
+  // tracing copy this whole package into a standalone build.
+  const root = options.cacheDir ?? process.env.ENGRAM_MODEL_DIR ?? `${os.homedir()}/.cache/engram/models`;
+  return `${root}/${PINNED_MODEL.id}`;
 }
 
 function folderCache(options) {
@@ -67,7 +71,8 @@ function folderCache(options) {
 /** The embedder module, read from the package and instantiated on first use. */
 const embedder = once(async () => {
   const glue = await import("./engram_embed.js");
-  await glue.default({ module_or_path: await readFile(new URL("./engram_embed_bg.wasm", import.meta.url)) });
+  const url = new URL("./engram_embed_bg.wasm", import.meta.url);
+  await glue.default({ module_or_path: await readFile(/* turbopackIgnore: true */ url) });
   return glue;
 });
 
