@@ -112,8 +112,28 @@ test("loadEmbeddingModel({ url }) fetches and checks the model once; the Cache A
   assert.equal(second.dims, 384);
   assert.deepEqual(modelRequests, [], "the reload fetched nothing: the Cache API held both files");
   assert.deepEqual(second.vector, first.vector, "the cached model embeds the same");
+  console.log(`Chromium model load: ${first.ms.toFixed(0)} ms fetched, ${second.ms.toFixed(0)} ms from the cache; peak memory of the renderers: ${await rendererPeakMiB(page)}`);
   await context.close();
 });
+
+/** The peak resident memory (VmHWM) of each renderer process the browser runs, read from
+ * /proc with the process ids the DevTools protocol reports; "unknown" where it cannot. */
+async function rendererPeakMiB(page) {
+  try {
+    const session = await page.context().browser().newBrowserCDPSession();
+    const { processInfo } = await session.send("SystemInfo.getProcessInfo");
+    const peaks = [];
+    for (const { type, id } of processInfo) {
+      if (type !== "renderer") continue;
+      const status = await readFile(`/proc/${id}/status`, "utf8").catch(() => "");
+      const kb = Number(status.match(/VmHWM:\s+(\d+) kB/)?.[1]);
+      if (kb) peaks.push(`${(kb / 1024).toFixed(0)} MiB`);
+    }
+    return peaks.join(", ") || "unknown";
+  } catch {
+    return "unknown";
+  }
+}
 
 test("a database in OPFS survives a reload; a second tab gets a clear busy error until the first lets go", async () => {
   const context = await browser.newContext();
