@@ -54,8 +54,11 @@ impl SqliteDatabase {
 
     /// The database file at the absolute `path`, kept through the host's `files`: SQLite's
     /// rollback journal beside it, a lock file that lets connections in several processes
-    /// take turns on it.
+    /// take turns on it. A file in WAL mode (the engram CLI's) is opened exclusively: its
+    /// index then lives in this connection's memory instead of a shared-memory file the
+    /// host cannot map, and other connections are busy until this one closes.
     pub fn open_with_files(path: &str, files: Rc<dyn HostFiles>) -> Result<Self, StoreError> {
+        let wal = files::in_wal_mode(&*files, path).map_err(StoreError::Engine)?;
         let vfs = files::register(files).map_err(StoreError::Engine)?;
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
             | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
@@ -66,6 +69,10 @@ impl SqliteDatabase {
                 None => engine(e),
             },
         )?;
+        if wal {
+            conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")
+                .map_err(engine)?;
+        }
         Self::init(conn, path.to_owned(), Some(vfs))
     }
 

@@ -254,3 +254,41 @@ fn the_storage_suite_passes_on_a_file_through_the_vfs() {
     let db = open(&folder.db(), "suite");
     block_on(engram_conformance::storage_suite(&db, "files")).unwrap();
 }
+
+#[test]
+fn a_file_in_wal_mode_opens_exclusively_and_keeps_its_rows() {
+    let folder = Folder::new("wal");
+    let path = folder.db();
+    {
+        let native = SqliteDatabase::open(&path).unwrap();
+        sql(&native, "PRAGMA journal_mode = WAL").unwrap();
+        sql(&native, "CREATE TABLE notes (body TEXT)").unwrap();
+        sql(&native, "INSERT INTO notes VALUES ('written in WAL mode')").unwrap();
+    }
+    let db = open(&path, "first");
+    assert_eq!(
+        sql(&db, "SELECT body FROM notes").unwrap(),
+        vec![vec![Value::Text("written in WAL mode".into())]]
+    );
+    sql(&db, "INSERT INTO notes VALUES ('and through the VFS')").unwrap();
+    // Exclusive: the lock stays with the first connection until it closes.
+    let other = open(&path, "second");
+    sql(&other, "PRAGMA busy_timeout = 20").unwrap();
+    let refused = sql(&other, "SELECT count(*) FROM notes").unwrap_err();
+    assert!(refused.contains("SQLITE_BUSY"), "{refused}");
+    drop(db);
+    assert_eq!(
+        sql(&other, "SELECT count(*) FROM notes").unwrap(),
+        vec![vec![Value::Integer(2)]]
+    );
+    drop(other);
+    let native = SqliteDatabase::open(&path).unwrap();
+    assert_eq!(
+        sql(&native, "PRAGMA integrity_check").unwrap(),
+        vec![vec![Value::Text("ok".into())]]
+    );
+    assert_eq!(
+        sql(&native, "SELECT count(*) FROM notes").unwrap(),
+        vec![vec![Value::Integer(2)]]
+    );
+}

@@ -23,15 +23,36 @@ const ready = readFile(/* turbopackIgnore: true */ new URL("./engram_bg.wasm", i
 );
 await ready;
 
+/** Handles on database files, closed when the process exits: a file in WAL mode holds its
+ * lock file for as long as it is open, and closing checkpoints its log. */
+const fileHandles = new Set();
+process.once("exit", () => {
+  for (const handle of fileHandles) {
+    try {
+      handle.deref()?.free();
+    } catch {
+      // Already freed by the application.
+    }
+  }
+});
+
+async function track(opened, options) {
+  const memory = await opened;
+  if (options !== null && typeof options === "object" && typeof options.path === "string") {
+    fileHandles.add(new WeakRef(memory));
+  }
+  return memory;
+}
+
 /** Opens engram; `{ local: true, path }` keeps the database in that file (created with its
  * folder if absent), `{ local: true }` alone in memory. */
 export function createMemory(options) {
-  return wasm.createMemory(withFiles(options));
+  return track(wasm.createMemory(withFiles(options)), options);
 }
 
 /** `createMemory` with an embedding model: searches are hybrid. */
 export function createMemoryWithModel(options, model) {
-  return wasm.createMemoryWithModel(withFiles(options), model);
+  return track(wasm.createMemoryWithModel(withFiles(options), model), options);
 }
 
 /** Resolves when the module is ready; in Node it is ready once this package is imported. */

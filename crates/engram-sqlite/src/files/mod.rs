@@ -6,12 +6,27 @@
 //! exclusively from the first shared lock to the last unlock, so connections in different
 //! processes take turns instead of corrupting the file. A connection that finds it held
 //! waits (the busy timeout) and then answers `SQLITE_BUSY`; a lock file whose owner is
-//! gone is taken over.
+//! gone is taken over. The host has no shared memory to map, so a file in WAL mode is
+//! opened in exclusive locking mode, holding the lock file until it closes.
 
 mod lock;
 mod vfs;
 
 pub use vfs::{register, FilesVfs};
+
+/// Whether the database at `path` is in WAL mode: its header's read and write versions
+/// (bytes 18 and 19) are 2. A file that does not exist yet, or is shorter, is not.
+pub fn in_wal_mode(files: &dyn HostFiles, path: &str) -> Result<bool, String> {
+    if !files.exists(path).map_err(|e| e.message)? {
+        return Ok(false);
+    }
+    let handle = files.open(path, false).map_err(|e| e.message)?;
+    let mut header = [0u8; 20];
+    let read = files.read_at(handle, &mut header, 0);
+    let _ = files.close(handle);
+    let read = read.map_err(|e| e.message)?;
+    Ok(read == header.len() && header[18] == 2 && header[19] == 2)
+}
 
 /// A failed file call, with the host's words for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
