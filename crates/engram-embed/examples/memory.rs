@@ -1,0 +1,37 @@
+//! Where the transformer's memory goes, natively: resident memory after reading the ONNX
+//! file, after loading (parse, fold the int8 weights to f32, declutter, the 16-token plan),
+//! and after texts that need each longer length bucket's plan.
+//! `cargo run --release -p engram-embed --example memory -- MODEL_DIR`
+
+use engram_embed::{Embedder, BUCKETS};
+
+/// Resident memory in MiB, from /proc (Linux).
+fn resident_mib() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0.0);
+    pages * 4096.0 / (1024.0 * 1024.0)
+}
+
+fn main() {
+    let Some(dir) = std::env::args().nth(1) else {
+        eprintln!("usage: memory MODEL_DIR");
+        std::process::exit(2);
+    };
+    let dir = std::path::Path::new(&dir);
+    let start = resident_mib();
+    let onnx = std::fs::read(dir.join("model.onnx")).expect("model.onnx");
+    let tokenizer = std::fs::read(dir.join("tokenizer.json")).expect("tokenizer.json");
+    println!("start {start:.0} MiB; files read {:.0} MiB", resident_mib());
+    let embedder = Embedder::load(&onnx, &tokenizer, "memory").expect("the model loads");
+    drop((onnx, tokenizer));
+    println!("loaded (one plan, files dropped) {:.0} MiB", resident_mib());
+    for &bucket in &BUCKETS[1..] {
+        let text = vec!["word"; bucket - 4].join(" ");
+        embedder.embed(&text).expect("embeds");
+        println!("after the {bucket}-token plan {:.0} MiB", resident_mib());
+    }
+}
