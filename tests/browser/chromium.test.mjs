@@ -135,6 +135,17 @@ async function rendererPeakMiB(page) {
   }
 }
 
+/** Calls `attempt` until it answers something other than busy, at most 50 times: after a
+ * reload the old page's worker may not have let go of the database yet. */
+async function untilNotBusy(attempt) {
+  for (let i = 0; i < 50; i++) {
+    const result = await attempt();
+    if (result.code !== "unavailable") return result;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { error: "still busy after 50 attempts" };
+}
+
 test("a database in OPFS survives a reload; a second tab gets a clear busy error until the first lets go", async () => {
   const context = await browser.newContext();
   const { port } = pages.address();
@@ -154,20 +165,16 @@ test("a database in OPFS survives a reload; a second tab gets a clear busy error
   assert.deepEqual(written.opened, { count: 1, backend: "embedded SQLite opfs:/tabs.db (rusqlite)", first: "Run the migrations before the integration tests" });
 
   // A reload ends the page's worker; the new one may find the old handles not yet released.
-  const reopen = async (page) => {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const result = await page.evaluate(async () => {
+  const reopen = (page) =>
+    untilNotBusy(() =>
+      page.evaluate(async () => {
         const r = await window.__opfs.inWorker({ name: "tabs.db" });
         if (r.code === "unavailable") r.worker.terminate();
         else window.__worker = r.worker;
         delete r.worker;
         return r;
-      });
-      if (result.code !== "unavailable") return result;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return { error: "still busy after 50 attempts" };
-  };
+      }),
+    );
   await first.reload();
   await first.waitForFunction(() => window.__opfsResult, null, { timeout: 60_000 });
   const afterReload = await first.evaluate(() => window.__opfsResult.opened);
@@ -218,12 +225,7 @@ test("the README's snippet runs unchanged in a Chromium worker, and its database
   assert.deepEqual(ran.printed, ["Run the migrations before the integration tests"]);
 
   await page.reload();
-  let held;
-  for (let attempt = 0; attempt < 50; attempt++) {
-    held = await inWorker({ check: ".data/engram.db" });
-    if (held.code !== "unavailable") break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const held = await untilNotBusy(() => inWorker({ check: ".data/engram.db" }));
   assert.equal(held.error, undefined, held.error);
   assert.equal(held.count, 1, "the snippet's memory survived the reload in OPFS");
   assert.deepEqual(errors, []);

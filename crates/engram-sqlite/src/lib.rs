@@ -60,15 +60,11 @@ impl SqliteDatabase {
     pub fn open_with_files(path: &str, files: Rc<dyn HostFiles>) -> Result<Self, StoreError> {
         let wal = files::in_wal_mode(&*files, path).map_err(StoreError::Engine)?;
         let vfs = files::register(files).map_err(StoreError::Engine)?;
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
-            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
-            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = rusqlite::Connection::open_with_flags_and_vfs(path, flags, vfs.name()).map_err(
-            |e| match vfs.last_error() {
+        let conn = rusqlite::Connection::open_with_flags_and_vfs(path, file_flags(), vfs.name())
+            .map_err(|e| match vfs.last_error() {
                 Some(cause) => StoreError::Engine(format!("{e}: {cause}")),
                 None => engine(e),
-            },
-        )?;
+            })?;
         if wal {
             conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")
                 .map_err(engine)?;
@@ -154,6 +150,14 @@ impl Database for SqliteDatabase {
     fn describe(&self) -> String {
         format!("embedded SQLite {} (rusqlite)", self.name)
     }
+}
+
+/// How a database file is opened through a VFS: read and write, created if absent, without
+/// SQLite's mutexes (the engine is single-threaded).
+fn file_flags() -> rusqlite::OpenFlags {
+    rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+        | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
 
 struct Bind<'a>(&'a Value);

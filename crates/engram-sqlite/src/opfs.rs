@@ -21,11 +21,8 @@ impl SqliteDatabase {
         install::<WasmOsCallback>(&config, false)
             .await
             .map_err(pool_error)?;
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
-            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
-            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let path = format!("/{}", name.trim_start_matches('/'));
-        let conn = rusqlite::Connection::open_with_flags_and_vfs(&path, flags, POOL)
+        let conn = rusqlite::Connection::open_with_flags_and_vfs(&path, crate::file_flags(), POOL)
             .map_err(crate::engine)?;
         Self::init(conn, format!("opfs:{path}"), None)
     }

@@ -53,6 +53,17 @@ fn model_error(message: &str) -> JsValue {
     error.into()
 }
 
+/// A loaded model, or the load's failure as a `model_error`.
+fn loaded<E: EmbedOne + 'static>(
+    result: Result<E, impl std::fmt::Display>,
+) -> Result<EmbeddingModel, JsValue> {
+    result
+        .map(|embedder| EmbeddingModel {
+            inner: Rc::new(embedder),
+        })
+        .map_err(|e| model_error(&e.to_string()))
+}
+
 /// Loads the transformer from the bytes of its ONNX file and its `tokenizer.json` (the host
 /// fetches them from wherever it keeps them: a file, a URL, a Worker binding).
 #[cfg(feature = "transformer")]
@@ -63,11 +74,7 @@ pub fn load_embedding_model(
     model_id: Option<String>,
 ) -> Result<EmbeddingModel, JsValue> {
     let id = model_id.unwrap_or_else(|| MINILM_INT8_ID.to_owned());
-    let embedder = Embedder::load(&onnx.to_vec(), &tokenizer_json.to_vec(), &id)
-        .map_err(|e| model_error(&e.to_string()))?;
-    Ok(EmbeddingModel {
-        inner: Rc::new(EngramEmbedder::new(embedder)),
-    })
+    loaded(Embedder::load(&onnx.to_vec(), &tokenizer_json.to_vec(), &id).map(EngramEmbedder::new))
 }
 
 /// Loads the static edge model (`model.bin` from scripts/distill-static.py) and its
@@ -79,11 +86,11 @@ pub fn load_static_embedding_model(
     model_id: Option<String>,
 ) -> Result<EmbeddingModel, JsValue> {
     let id = model_id.unwrap_or_else(|| STATIC_MINILM_ID.to_owned());
-    let embedder = StaticEmbedder::load(&table.to_vec(), &tokenizer_json.to_vec(), &id)
-        .map_err(|e| model_error(&e.to_string()))?;
-    Ok(EmbeddingModel {
-        inner: Rc::new(embedder),
-    })
+    loaded(StaticEmbedder::load(
+        &table.to_vec(),
+        &tokenizer_json.to_vec(),
+        &id,
+    ))
 }
 
 #[wasm_bindgen]

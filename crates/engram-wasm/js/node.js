@@ -36,23 +36,23 @@ process.once("exit", () => {
   }
 });
 
-async function track(opened, options) {
-  const memory = await opened;
-  if (options !== null && typeof options === "object" && typeof options.path === "string") {
-    fileHandles.add(new WeakRef(memory));
-  }
+/** Opens with `open(options)`, the file calls added where `options` name a file. */
+async function opened(options, open) {
+  const prepared = withFiles(options);
+  const memory = await open(prepared);
+  if (prepared?.files) fileHandles.add(new WeakRef(memory));
   return memory;
 }
 
 /** Opens engram; `{ local: true, path }` keeps the database in that file (created with its
  * folder if absent), `{ local: true }` alone in memory. */
 export function createMemory(options) {
-  return track(wasm.createMemory(withFiles(options)), options);
+  return opened(options, (prepared) => wasm.createMemory(prepared));
 }
 
 /** `createMemory` with an embedding model: searches are hybrid. */
 export function createMemoryWithModel(options, model) {
-  return track(wasm.createMemoryWithModel(withFiles(options), model), options);
+  return opened(options, (prepared) => wasm.createMemoryWithModel(prepared, model));
 }
 
 /** Resolves when the module is ready; in Node it is ready once this package is imported. */

@@ -2,7 +2,7 @@
 
 use engram::{EngramError, ErrorCode};
 use js_sys::{Array, Object, Reflect};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 /// An `Error` with `code` and optionally one violation.
 pub fn js_error(code: ErrorCode, message: &str, violation: Option<(&str, &str)>) -> JsValue {
@@ -10,6 +10,16 @@ pub fn js_error(code: ErrorCode, message: &str, violation: Option<(&str, &str)>)
         .map(|(f, p)| vec![(f.to_owned(), p.to_owned())])
         .unwrap_or_default();
     build(code, message, &violations)
+}
+
+/// A value JavaScript threw, as text: an `Error`'s message, else its string form, else
+/// `otherwise`.
+pub fn thrown_message(value: &JsValue, otherwise: &str) -> String {
+    value
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| otherwise.to_owned())
 }
 
 /// Converts an engram error.

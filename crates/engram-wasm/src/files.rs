@@ -53,12 +53,7 @@ impl NodeFiles {
 
 #[cfg(feature = "embedded")]
 fn failed(error: JsValue) -> FileError {
-    let message = error
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| "a file call failed".to_owned());
-    FileError::new(message)
+    FileError::new(crate::errors::thrown_message(&error, "a file call failed"))
 }
 
 #[cfg(feature = "embedded")]

@@ -6,7 +6,7 @@ use engram::{Embed, EmbedFuture, EngramError};
 use js_sys::{Array, Float32Array, Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::errors::to_js_error;
+use crate::errors::{thrown_message, to_js_error};
 
 /// A host's model, its id and length read once.
 pub struct HostModel {
@@ -51,7 +51,7 @@ impl HostModel {
         let answer = self
             .embed_many
             .call1(&self.model, &batch)
-            .map_err(|e| describe(&e))?;
+            .map_err(|e| thrown_message(&e, "the model failed"))?;
         let flat = answer
             .dyn_into::<Float32Array>()
             .map_err(|_| "embedMany did not return a Float32Array".to_owned())?
@@ -66,14 +66,6 @@ impl HostModel {
         }
         Ok(flat.chunks(self.dims).map(<[f32]>::to_vec).collect())
     }
-}
-
-fn describe(error: &JsValue) -> String {
-    error
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| "the model failed".to_owned())
 }
 
 impl Embed for HostModel {

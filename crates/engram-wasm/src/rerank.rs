@@ -7,6 +7,11 @@ use js_sys::{Array, ArrayBuffer, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+use crate::errors::thrown_message;
+
+/// What a thrown value that is neither an `Error` nor a string reads as.
+const NOT_AN_ERROR: &str = "a non-Error value";
+
 /// A reranker function of the host: `(query, documents) => number[] | Promise<number[]>`
 /// (a typed array will do).
 pub struct JsReranker {
@@ -27,11 +32,16 @@ impl Rerank for JsReranker {
             let returned = self
                 .function
                 .call2(&JsValue::NULL, &JsValue::from_str(query), &texts)
-                .map_err(|e| format!("the reranker threw: {}", describe(&e)))?;
+                .map_err(|e| format!("the reranker threw: {}", thrown_message(&e, NOT_AN_ERROR)))?;
             // A plain array and a promise of one are both accepted.
             let scores = JsFuture::from(Promise::resolve(&returned))
                 .await
-                .map_err(|e| format!("the reranker rejected: {}", describe(&e)))?;
+                .map_err(|e| {
+                    format!(
+                        "the reranker rejected: {}",
+                        thrown_message(&e, NOT_AN_ERROR)
+                    )
+                })?;
             // Plain arrays and typed arrays (what ML libraries in JS return) are accepted.
             if !(Array::is_array(&scores) || ArrayBuffer::is_view(&scores)) {
                 return Err("the reranker must return an array of numbers".into());
@@ -47,13 +57,4 @@ impl Rerank for JsReranker {
                 .collect()
         })
     }
-}
-
-/// A thrown value as text: an `Error`'s message, else its string form.
-fn describe(value: &JsValue) -> String {
-    value
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| value.as_string())
-        .unwrap_or_else(|| "a non-Error value".into())
 }
