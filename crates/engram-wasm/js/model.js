@@ -2,7 +2,7 @@
 // `loadEmbeddingModel({ url })` reads `model.onnx` and `tokenizer.json` from a folder the
 // host serves, checks each against the sha256 this package pins, keeps them in a cache (a
 // folder in Node, the Cache API in browsers and workers) and loads them. Bytes given
-// directly load as before. Models live in the package's second module (`engram_embed`),
+// directly load as they are. Models live in the package's second module (`engram_embed`),
 // which each entry instantiates on first use: code that never loads a model never pays
 // for tract.
 import { httpStatus } from "./engram.js";

@@ -65,7 +65,7 @@ impl<'a> Pieces<'a> {
         self.pieces[i]
     }
 
-    /// The piece at `i`, if any (`None` before the first too, for `i` of `usize::MAX`).
+    /// The piece at `i`, if there is one; `None` for `None` (the place before the first).
     pub fn at(&self, i: Option<usize>) -> Option<Piece<'a>> {
         i.and_then(|i| self.pieces.get(i)).copied()
     }
