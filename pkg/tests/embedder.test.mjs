@@ -12,12 +12,13 @@ import { cosine } from "../../tests/js/cosine.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const modelDir = path.join(process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models"), "all-minilm-l6-v2-int8");
-let engram, embedder, model, loadMs;
+let engram, embedder, model, loadMs, files;
 
 before(async () => {
   engram = await loadEngram();
   embedder = await loadEmbedder();
   const [onnx, tokenizer] = await Promise.all([readFile(path.join(modelDir, "model.onnx")), readFile(path.join(modelDir, "tokenizer.json"))]);
+  files = { onnx, tokenizer };
   const started = performance.now();
   model = embedder.loadEmbeddingModel(onnx, tokenizer);
   loadMs = performance.now() - started;
@@ -65,6 +66,20 @@ test("a model the core cannot use is a typed error naming it", async () => {
   const memory = await engram.createMemoryWithModel({ local: true }, wrong);
   const stored = await memory.remember({ type: "gotcha", content: "A model that answers too few numbers" });
   assert.match(stored.embeddingError, /returned 3 numbers for 1 texts of 4 dims/);
+});
+
+test("the compact footprint embeds as the fast one does; an unknown footprint is a model_error", () => {
+  const compact = embedder.loadEmbeddingModel(files.onnx, files.tokenizer, undefined, "compact");
+  assert.equal(compact.modelId, model.modelId);
+  for (const text of ["", "database is locked", "a longer text ".repeat(100)]) {
+    const c = cosine(compact.embed(text), model.embed(text));
+    assert.ok(c > 0.9999, `cosine ${c} for ${JSON.stringify(text.slice(0, 20))}`);
+  }
+  compact.free();
+  assert.throws(
+    () => embedder.loadEmbeddingModel(files.onnx, files.tokenizer, undefined, "huge"),
+    (e) => e.code === "model_error" && /footprint "huge"/.test(e.message),
+  );
 });
 
 test("garbage model bytes are a typed error", () => {

@@ -27,7 +27,7 @@ pub use adapter::EngramEmbedder;
 pub use pooling::{l2_normalize, windows};
 pub use static_model::{StaticEmbedder, STATIC_MINILM_ID};
 #[cfg(feature = "transformer")]
-pub use transformer::Embedder;
+pub use transformer::{Embedder, Footprint};
 
 /// The id engram stores with vectors of the shipped model.
 pub const MINILM_INT8_ID: &str = "all-minilm-l6-v2-int8";

@@ -3,17 +3,61 @@
 use std::io::Cursor;
 
 use tokenizers::Tokenizer;
+use tract_onnx::pb::ModelProto;
 use tract_onnx::prelude::*;
 
 use crate::{dequantize, l2_normalize, windows, EmbedError, ModelInfo, BUCKETS, MAX_TOKENS};
 
+/// How a loaded transformer spends memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Footprint {
+    /// Every weight dequantized to f32 at load and one plan per length in [`BUCKETS`],
+    /// built on first use: the fastest per text, about 210 MiB resident with one plan and
+    /// 45 MiB more per further plan.
+    #[default]
+    Fast,
+    /// For hosts with a hard memory limit (a Worker's 128 MB): the word-embedding table,
+    /// half of the weights, stays int8 and a text dequantizes only the rows it looks up;
+    /// one plan over any length, no padding; nothing but the plan is kept after loading.
+    Compact,
+}
+
+impl std::str::FromStr for Footprint {
+    type Err = EmbedError;
+
+    /// `fast` or `compact`.
+    fn from_str(name: &str) -> Result<Self, EmbedError> {
+        match name {
+            "fast" => Ok(Footprint::Fast),
+            "compact" => Ok(Footprint::Compact),
+            other => Err(EmbedError::Model(format!(
+                "unknown footprint {other:?}: expected \"fast\" or \"compact\""
+            ))),
+        }
+    }
+}
+
+/// The optimized plans a loaded model runs.
+enum Plans {
+    /// The decluttered model with the batch fixed at 1 and the sequence axis symbolic, and
+    /// one optimized plan per padded length in [`BUCKETS`], built on first use.
+    Bucketed {
+        typed: Box<TypedModel>,
+        sequence: Symbol,
+        plans: [std::sync::OnceLock<Result<std::sync::Arc<TypedRunnableModel>, String>>;
+            BUCKETS.len()],
+    },
+    /// One plan whose sequence axis stays symbolic (inputs run at their own length), and the
+    /// int8 weight matrices it takes as inputs after the three token inputs.
+    Symbolic {
+        plan: std::sync::Arc<TypedRunnableModel>,
+        weights: Vec<TValue>,
+    },
+}
+
 /// A loaded model, ready to embed.
 pub struct Embedder {
-    /// The decluttered model with the batch fixed at 1 and the sequence axis symbolic.
-    typed: TypedModel,
-    sequence: Symbol,
-    /// One optimized plan per padded length in [`BUCKETS`], built on first use.
-    plans: [std::sync::OnceLock<Result<std::sync::Arc<TypedRunnableModel>, String>>; BUCKETS.len()],
+    plans: Plans,
     tokenizer: Tokenizer,
     cls: u32,
     sep: u32,
@@ -34,6 +78,39 @@ impl Embedder {
     /// `tokenizer.json`. Int8 weights stored as `Cast`·`Mul(scale)` are dequantized once here,
     /// so inference runs at fp32 speed.
     pub fn load(onnx: &[u8], tokenizer_json: &[u8], model_id: &str) -> Result<Self, EmbedError> {
+        Self::load_with(onnx, tokenizer_json, model_id, Footprint::Fast)
+    }
+
+    /// [`Embedder::load`] with the memory [`Footprint`] the host can afford.
+    pub fn load_with(
+        onnx: &[u8],
+        tokenizer_json: &[u8],
+        model_id: &str,
+        footprint: Footprint,
+    ) -> Result<Self, EmbedError> {
+        Self::from_proto(parse(onnx)?, tokenizer_json, model_id, footprint)
+    }
+
+    /// [`Embedder::load_with`] taking the ONNX bytes by value, freed as soon as they are
+    /// parsed: where the peak of memory is the limit (a Worker's module never gives memory
+    /// back, so its peak is what it keeps).
+    pub fn load_owned(
+        onnx: Vec<u8>,
+        tokenizer_json: &[u8],
+        model_id: &str,
+        footprint: Footprint,
+    ) -> Result<Self, EmbedError> {
+        let proto = parse(&onnx)?;
+        drop(onnx);
+        Self::from_proto(proto, tokenizer_json, model_id, footprint)
+    }
+
+    fn from_proto(
+        mut proto: ModelProto,
+        tokenizer_json: &[u8],
+        model_id: &str,
+        footprint: Footprint,
+    ) -> Result<Self, EmbedError> {
         let tokenizer = crate::load_tokenizer(tokenizer_json)?;
         let token = |name: &str| {
             tokenizer
@@ -41,31 +118,33 @@ impl Embedder {
                 .ok_or_else(|| EmbedError::Tokenizer(format!("vocabulary has no {name} token")))
         };
         let (cls, sep) = (token("[CLS]")?, token("[SEP]")?);
-
-        let framework = tract_onnx::onnx();
-        let mut proto = framework
-            .proto_model_for_read(&mut Cursor::new(onnx))
-            .map_err(model_error)?;
-        dequantize::fold_int8_weights(&mut proto).map_err(EmbedError::Model)?;
-        let mut model = framework
-            .model_for_proto_model(&proto)
-            .map_err(model_error)?;
-        let batch = model.symbols.sym(&axis_name(&proto, 0, "batch"));
-        let seq = model.symbols.sym(&axis_name(&proto, 1, "sequence"));
-        for input in 0..3 {
-            model
-                .set_input_fact(input, i64::fact([batch.to_dim(), seq.to_dim()]).into())
-                .map_err(model_error)?;
+        let weights = match footprint {
+            Footprint::Fast => dequantize::fold_int8_weights(&mut proto).map(|_| Vec::new()),
+            Footprint::Compact => dequantize::gather_int8_rows(&mut proto)
+                .and_then(|_| dequantize::int8_weights_as_inputs(&mut proto)),
         }
-        let typed = model
-            .into_typed()
-            .and_then(|m| m.set_symbols(&std::collections::HashMap::from([(batch, 1.to_dim())])))
-            .and_then(|m| m.into_decluttered())
-            .map_err(model_error)?;
+        .map_err(EmbedError::Model)?;
+        let weights = weights
+            .into_iter()
+            .map(|w| int8_tensor(&w))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (typed, seq) = decluttered(proto, &weights)?;
+        let plans = match footprint {
+            Footprint::Fast => Plans::Bucketed {
+                typed: Box::new(typed),
+                sequence: seq,
+                plans: Default::default(),
+            },
+            Footprint::Compact => Plans::Symbolic {
+                plan: typed
+                    .into_optimized()
+                    .and_then(|m| m.into_runnable())
+                    .map_err(model_error)?,
+                weights: weights.into_iter().map(IntoTValue::into_tvalue).collect(),
+            },
+        };
         let mut embedder = Embedder {
-            typed,
-            sequence: seq,
-            plans: Default::default(),
+            plans,
             tokenizer,
             cls,
             sep,
@@ -116,13 +195,21 @@ impl Embedder {
 
     /// The optimized plan for inputs of `len` tokens and the padded length it runs at.
     fn plan(&self, len: usize) -> Result<(std::sync::Arc<TypedRunnableModel>, usize), EmbedError> {
+        let (typed, sequence, plans) = match &self.plans {
+            Plans::Symbolic { plan, .. } => return Ok((plan.clone(), len)),
+            Plans::Bucketed {
+                typed,
+                sequence,
+                plans,
+            } => (typed, sequence, plans),
+        };
         let slot = BUCKETS.iter().position(|&b| b >= len).ok_or_else(|| {
             EmbedError::Inference(format!("{len} tokens exceed the model's {MAX_TOKENS}"))
         })?;
         let padded = BUCKETS[slot];
-        let plan = self.plans[slot].get_or_init(|| {
-            let subs = std::collections::HashMap::from([(self.sequence.clone(), padded.to_dim())]);
-            self.typed
+        let plan = plans[slot].get_or_init(|| {
+            let subs = std::collections::HashMap::from([(sequence.clone(), padded.to_dim())]);
+            typed
                 .set_symbols(&subs)
                 .and_then(|m| m.into_optimized())
                 .and_then(|m| m.into_runnable())
@@ -148,13 +235,15 @@ impl Embedder {
         mask[..n].fill(1);
         let tensor =
             |values: Vec<i64>| Tensor::from_shape(&[1, padded], &values).map_err(inference_error);
-        let outputs = plan
-            .run(tvec!(
-                tensor(ids)?.into(),
-                tensor(mask)?.into(),
-                tensor(vec![0; padded])?.into()
-            ))
-            .map_err(inference_error)?;
+        let mut inputs: TVec<TValue> = tvec!(
+            tensor(ids)?.into(),
+            tensor(mask)?.into(),
+            tensor(vec![0; padded])?.into()
+        );
+        if let Plans::Symbolic { weights, .. } = &self.plans {
+            inputs.extend(weights.iter().cloned());
+        }
+        let outputs = plan.run(inputs).map_err(inference_error)?;
         let hidden = outputs[0]
             .to_plain_array_view::<f32>()
             .map_err(inference_error)?;
@@ -176,10 +265,44 @@ impl Embedder {
     }
 }
 
+fn parse(onnx: &[u8]) -> Result<ModelProto, EmbedError> {
+    tract_onnx::onnx()
+        .proto_model_for_read(&mut Cursor::new(onnx))
+        .map_err(model_error)
+}
+
+/// The typed, decluttered model with the batch fixed at 1 and its sequence symbol. Inputs
+/// after the three token inputs take `weights`, in order. The proto is freed once read.
+fn decluttered(proto: ModelProto, weights: &[Tensor]) -> Result<(TypedModel, Symbol), EmbedError> {
+    let framework = tract_onnx::onnx();
+    let mut model = framework
+        .model_for_proto_model(&proto)
+        .map_err(model_error)?;
+    let batch = model.symbols.sym(&axis_name(&proto, 0, "batch"));
+    let seq = model.symbols.sym(&axis_name(&proto, 1, "sequence"));
+    drop(proto);
+    for input in 0..3 {
+        model
+            .set_input_fact(input, i64::fact([batch.to_dim(), seq.to_dim()]).into())
+            .map_err(model_error)?;
+    }
+    for (input, weight) in weights.iter().enumerate() {
+        model
+            .set_input_fact(3 + input, InferenceFact::dt_shape_from_tensor(weight))
+            .map_err(model_error)?;
+    }
+    let typed = model
+        .into_typed()
+        .and_then(|m| m.set_symbols(&std::collections::HashMap::from([(batch, 1.to_dim())])))
+        .and_then(|m| m.into_decluttered())
+        .map_err(model_error)?;
+    Ok((typed, seq))
+}
+
 /// The `dim_param` of an axis of the first input (`batch`, `sequence`). Input facts must use
 /// the model's own axis names: its internal shape rules refer to them, and fresh symbols
 /// could not be unified with them.
-fn axis_name(proto: &tract_onnx::pb::ModelProto, axis: usize, fallback: &str) -> String {
+fn axis_name(proto: &ModelProto, axis: usize, fallback: &str) -> String {
     use tract_onnx::pb::tensor_shape_proto::dimension::Value;
     use tract_onnx::pb::type_proto::Value as TypeValue;
     proto
@@ -197,6 +320,13 @@ fn axis_name(proto: &tract_onnx::pb::ModelProto, axis: usize, fallback: &str) ->
             _ => None,
         })
         .unwrap_or_else(|| fallback.to_owned())
+}
+
+/// An int8 initializer as a tract tensor of its shape.
+fn int8_tensor(proto: &tract_onnx::pb::TensorProto) -> Result<Tensor, EmbedError> {
+    let shape: Vec<usize> = proto.dims.iter().map(|&d| d as usize).collect();
+    let values: Vec<i8> = proto.raw_data.iter().map(|&b| b as i8).collect();
+    Tensor::from_shape(&shape, &values).map_err(model_error)
 }
 
 fn model_error(e: TractError) -> EmbedError {

@@ -4,11 +4,16 @@
 mod common;
 
 use common::read_model_file;
-use engram_embed::{Embedder, MINILM_INT8_ID};
+use engram_embed::{Embedder, Footprint, MINILM_INT8_ID};
 
 fn load() -> Embedder {
+    load_with(Footprint::Fast)
+}
+
+fn load_with(footprint: Footprint) -> Embedder {
     let read = |name: &str| read_model_file(MINILM_INT8_ID, name);
-    Embedder::load(&read("model.onnx"), &read("tokenizer.json"), MINILM_INT8_ID).unwrap()
+    let (onnx, tokenizer) = (read("model.onnx"), read("tokenizer.json"));
+    Embedder::load_owned(onnx, &tokenizer, MINILM_INT8_ID, footprint).unwrap()
 }
 
 fn cosine(a: &[f32], b: &[f64]) -> f64 {
@@ -20,7 +25,16 @@ fn cosine(a: &[f32], b: &[f64]) -> f64 {
 
 #[test]
 fn int8_in_tract_matches_the_fp32_reference() {
-    let embedder = load();
+    matches_the_fp32_reference(Footprint::Fast);
+}
+
+#[test]
+fn the_compact_footprint_matches_the_fp32_reference() {
+    matches_the_fp32_reference(Footprint::Compact);
+}
+
+fn matches_the_fp32_reference(footprint: Footprint) {
+    let embedder = load_with(footprint);
     assert_eq!(embedder.info().dims, 384);
     let file: serde_json::Value =
         serde_json::from_str(include_str!("../../../tests/vectors/embeddings.json")).unwrap();
@@ -51,7 +65,7 @@ fn int8_in_tract_matches_the_fp32_reference() {
         assert!(c >= 0.99, "cosine {c:.5} for {text:?}");
     }
     println!(
-        "worst cosine vs fp32 reference: {:.6} ({:?})",
+        "{footprint:?}: worst cosine vs fp32 reference: {:.6} ({:?})",
         worst.0, worst.1
     );
 }
@@ -82,4 +96,5 @@ fn garbage_model_bytes_are_an_error_not_a_panic() {
     let tokenizer = read_model_file(MINILM_INT8_ID, "tokenizer.json");
     assert!(Embedder::load(b"not an onnx file", &tokenizer, "x").is_err());
     assert!(Embedder::load(&[], b"{}", "x").is_err());
+    assert!("huge".parse::<Footprint>().is_err());
 }

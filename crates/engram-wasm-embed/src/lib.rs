@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use engram::{Embed, ErrorCode};
 #[cfg(feature = "transformer")]
-use engram_embed::{Embedder, EngramEmbedder, MINILM_INT8_ID};
+use engram_embed::{Embedder, EngramEmbedder, Footprint, MINILM_INT8_ID};
 use engram_embed::{StaticEmbedder, STATIC_MINILM_ID};
 use js_sys::{Array, Float32Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -65,16 +65,24 @@ fn loaded<E: EmbedOne + 'static>(
 }
 
 /// Loads the transformer from the bytes of its ONNX file and its `tokenizer.json` (the host
-/// fetches them from wherever it keeps them: a file, a URL, a Worker binding).
+/// fetches them from wherever it keeps them: a file, a URL, a Worker binding). `footprint`
+/// is `"fast"` (the default) or `"compact"`, for hosts with a hard memory limit.
 #[cfg(feature = "transformer")]
 #[wasm_bindgen(js_name = loadEmbeddingModel)]
 pub fn load_embedding_model(
     onnx: &Uint8Array,
     tokenizer_json: &Uint8Array,
     model_id: Option<String>,
+    footprint: Option<String>,
 ) -> Result<EmbeddingModel, JsValue> {
     let id = model_id.unwrap_or_else(|| MINILM_INT8_ID.to_owned());
-    loaded(Embedder::load(&onnx.to_vec(), &tokenizer_json.to_vec(), &id).map(EngramEmbedder::new))
+    let footprint = footprint
+        .as_deref()
+        .map_or(Ok(Footprint::Fast), str::parse)
+        .map_err(|e: engram_embed::EmbedError| model_error(&e.to_string()))?;
+    // The ONNX bytes are copied into this module's memory only for as long as parsing takes.
+    let embedder = Embedder::load_owned(onnx.to_vec(), &tokenizer_json.to_vec(), &id, footprint);
+    loaded(embedder.map(EngramEmbedder::new))
 }
 
 /// Loads the static edge model (`model.bin` from scripts/distill-static.py) and its

@@ -81,15 +81,17 @@ async function obtain(file, url, cache, fetchFn) {
 
 /**
  * Builds the entries' `loadEmbeddingModel`: with bytes it loads them as they are; with
- * `{ url, cache?, fetch? }` it resolves to the pinned model fetched from `url` (a folder
- * holding `model.onnx` and `tokenizer.json`), each file checked against its sha256 and kept
- * in `defaultCache(options)` (or none with `cache: false`). `embedder()` resolves to the
- * instantiated embedder module.
+ * `{ url, cache?, fetch?, footprint? }` it resolves to the pinned model fetched from `url`
+ * (a folder holding `model.onnx` and `tokenizer.json`), each file checked against its sha256
+ * and kept in `defaultCache(options)` (or none with `cache: false`). `footprint` is "fast"
+ * (the default) or "compact" (int8 weights, one plan: for a Worker's 128 MB). `embedder()`
+ * resolves to the instantiated embedder module.
  */
 export function modelLoader(defaultCache, embedder) {
-  const loadFromBytes = async (onnx, json, id) => (await embedder()).loadEmbeddingModel(onnx, json, id);
-  return function loadEmbeddingModel(source, tokenizer, modelId) {
-    if (isBytes(source)) return loadFromBytes(source, tokenizer, modelId);
+  const loadFromBytes = async (onnx, json, id, footprint) =>
+    (await embedder()).loadEmbeddingModel(onnx, json, id, footprint);
+  return function loadEmbeddingModel(source, tokenizer, modelId, footprint) {
+    if (isBytes(source)) return loadFromBytes(source, tokenizer, modelId, footprint);
     return (async () => {
       const options = source ?? {};
       if (typeof options !== "object") {
@@ -101,7 +103,7 @@ export function modelLoader(defaultCache, embedder) {
         obtain(PINNED_MODEL.files.onnx, options.url, cache, fetchFn),
         obtain(PINNED_MODEL.files.tokenizer, options.url, cache, fetchFn),
       ]);
-      return loadFromBytes(onnx, json, PINNED_MODEL.id);
+      return loadFromBytes(onnx, json, PINNED_MODEL.id, options.footprint);
     })();
   };
 }

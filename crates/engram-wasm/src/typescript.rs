@@ -186,12 +186,16 @@ export interface SessionReview {
  * there); each file is checked against its pinned sha256 and cached (Node: `cacheDir`, by
  * default $ENGRAM_MODEL_DIR or ~/.cache/engram/models; browsers and workers: the Cache API;
  * `cache: false` for none). Without `url`, Node reads the cache alone. */
-export interface ModelSource { url?: string; cacheDir?: string; cache?: false; fetch?: typeof fetch; }
+export interface ModelSource { url?: string; cacheDir?: string; cache?: false; fetch?: typeof fetch; footprint?: Footprint; }
+/** How the transformer spends memory: "fast" (the default: f32 weights, a plan per length
+ * bucket; about 275 MiB in wasm) or "compact" (int8 weights dequantized one matrix at a
+ * time, one plan; about 90 MiB in wasm, for a Worker's 128 MB; the same vectors, slower). */
+export type Footprint = "fast" | "compact";
 /** Fetches (or reads from the cache) the pinned model, each file checked against its sha256,
  * and loads it; rejects with a `model_error` naming what was wrong. */
 export function loadEmbeddingModel(source?: ModelSource): Promise<EmbeddingModel>;
 /** Loads the transformer from bytes already held: its ONNX file and `tokenizer.json`. */
-export function loadEmbeddingModel(onnx: Uint8Array, tokenizerJson: Uint8Array, modelId?: string): Promise<EmbeddingModel>;
+export function loadEmbeddingModel(onnx: Uint8Array, tokenizerJson: Uint8Array, modelId?: string, footprint?: Footprint): Promise<EmbeddingModel>;
 /** Loads the static edge model (its table and `tokenizer.json`). */
 export function loadStaticEmbeddingModel(table: Uint8Array, tokenizerJson: Uint8Array, modelId?: string): Promise<EmbeddingModel>;
 /** What `createMemoryWithModel` embeds with: the package's `EmbeddingModel`, or any object
