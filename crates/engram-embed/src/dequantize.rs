@@ -1,4 +1,6 @@
-//! Folds int8 weight-only quantization into fp32 initializers at load time.
+//! Rewrites of the shipped ONNX graph's int8 weight-only quantization, one per footprint:
+//! fold it into fp32 initializers at load (fast), or keep the weights int8 and dequantize
+//! them as they are used (compact).
 //!
 //! The shipped ONNX stores each weight matrix as an int8 initializer `W_q`, a `Cast` to
 //! float and a `Mul` by a per-row or per-column scale. tract will not constant-fold these
@@ -6,13 +8,12 @@
 //! weights again. Folding them once makes the int8 file run as fast as the fp32 one, while
 //! the download stays 4× smaller.
 
-use std::collections::HashMap;
-
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use tract_onnx::pb::tensor_shape_proto::{dimension, Dimension};
 use tract_onnx::pb::{
-    type_proto, ModelProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    type_proto, AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TensorShapeProto,
+    TypeProto, ValueInfoProto,
 };
 
 const FLOAT: i32 = 1;
@@ -175,12 +176,61 @@ pub fn gather_int8_rows(model: &mut ModelProto) -> Result<usize, String> {
     let Some(graph) = model.graph.as_mut() else {
         return Err("the model has no graph".into());
     };
-    let initializer = |name: &str| graph.initializer.iter().find(|t| t.name == name);
+    let rewrites: Vec<(Dequantized, Vec<NodeProto>)> = graph
+        .node
+        .iter()
+        .filter(|g| g.op_type == "Gather" && g.input.len() == 2 && g.output.len() == 1)
+        .filter(|g| gather_axis(g) == 0)
+        .filter_map(|gather| {
+            let table = dequantized(graph, &gather.input[0])?;
+            let rows = graph
+                .initializer
+                .iter()
+                .find(|t| t.name == table.quantized)?
+                .dims[0];
+            let scale = graph.initializer.iter().find(|t| t.name == table.scale)?;
+            (scale.dims == [rows, 1]).then(|| {
+                let lookup = row_lookup(gather, &table);
+                (table, lookup)
+            })
+        })
+        .collect();
+    let replaced: HashSet<&String> = rewrites
+        .iter()
+        .flat_map(|(table, _)| [&table.cast_output, &table.mul_output])
+        .collect();
+    let mut nodes = Vec::with_capacity(graph.node.len() + 2 * rewrites.len());
+    for node in std::mem::take(&mut graph.node) {
+        let output = node.output.first();
+        if let Some((_, lookup)) = rewrites
+            .iter()
+            .find(|(_, l)| l.last().map(|n| n.output.first()) == Some(output))
+        {
+            nodes.extend(lookup.iter().cloned());
+        } else if !output.is_some_and(|o| replaced.contains(o)) {
+            nodes.push(node);
+        }
+    }
+    graph.node = nodes;
+    Ok(rewrites.len())
+}
+
+/// A float tensor made by `Mul(Cast(W_q), scale)` from an int8 matrix initializer and a
+/// float initializer, where the `Cast` and the product each have one reader.
+struct Dequantized {
+    quantized: String,
+    scale: String,
+    cast_output: String,
+    mul_output: String,
+}
+
+/// How `name` is made, if it is a [`Dequantized`] int8 matrix read only once.
+fn dequantized(graph: &GraphProto, name: &str) -> Option<Dequantized> {
     let producer = |name: &str| {
         graph
             .node
             .iter()
-            .position(|n| n.output.iter().any(|o| o == name))
+            .find(|n| n.output.iter().any(|o| o == name))
     };
     let readers = |name: &str| {
         graph
@@ -189,132 +239,74 @@ pub fn gather_int8_rows(model: &mut ModelProto) -> Result<usize, String> {
             .filter(|n| n.input.iter().any(|i| i == name))
             .count()
     };
-    let mut rewrites: Vec<(usize, usize, usize, [NodeProto; 4])> = Vec::new();
-    for (gather_index, gather) in graph.node.iter().enumerate() {
-        let single_output = gather.output.len() == 1;
-        if gather.op_type != "Gather"
-            || gather.input.len() != 2
-            || !single_output
-            || gather_axis(gather) != 0
-        {
-            continue;
-        }
-        let table = &gather.input[0];
-        let Some(mul_index) = producer(table) else {
-            continue;
-        };
-        let mul = &graph.node[mul_index];
-        if mul.op_type != "Mul" || mul.input.len() != 2 || readers(table) != 1 {
-            continue;
-        }
-        let Some((cast_index, scale_name)) = [(0, 1), (1, 0)].into_iter().find_map(|(c, s)| {
-            let cast_index = producer(&mul.input[c])?;
-            let cast = &graph.node[cast_index];
-            let is_cast = cast.op_type == "Cast" && cast.input.len() == 1 && cast.output.len() == 1;
-            (is_cast && cast_to(cast) == Some(FLOAT) && readers(&cast.output[0]) == 1)
-                .then(|| (cast_index, mul.input[s].clone()))
-        }) else {
-            continue;
-        };
-        let cast = &graph.node[cast_index];
-        let (Some(quantized), Some(scale)) =
-            (initializer(&cast.input[0]), initializer(&scale_name))
-        else {
-            continue;
-        };
-        let rows = quantized.dims.first().copied();
-        if quantized.data_type != INT8 || quantized.dims.len() != 2 || scale.data_type != FLOAT {
-            continue;
-        }
-        if scale.dims.len() != 2 || scale.dims[1] != 1 || Some(scale.dims[0]) != rows {
-            continue;
-        }
-        let name = |suffix: &str| format!("{}_{suffix}", gather.output[0]);
-        let node = |op: &str, inputs: Vec<String>, output: String, attribute| NodeProto {
-            op_type: op.into(),
-            name: output.clone(),
-            input: inputs,
-            output: vec![output],
-            attribute,
-            ..NodeProto::default()
-        };
-        let ids = gather.input[1].clone();
-        rewrites.push((
-            gather_index,
-            mul_index,
-            cast_index,
-            [
-                node(
-                    "Gather",
-                    vec![cast.input[0].clone(), ids.clone()],
-                    name("rows_q"),
-                    gather.attribute.clone(),
-                ),
-                node(
-                    "Gather",
-                    vec![scale_name.clone(), ids],
-                    name("rows_scale"),
-                    gather.attribute.clone(),
-                ),
-                node(
-                    "Cast",
-                    vec![name("rows_q")],
-                    name("rows_f"),
-                    cast.attribute.clone(),
-                ),
-                node(
-                    "Mul",
-                    vec![name("rows_f"), name("rows_scale")],
-                    gather.output[0].clone(),
-                    vec![],
-                ),
-            ],
-        ));
+    let initializer = |name: &str| graph.initializer.iter().find(|t| t.name == name);
+    let mul = producer(name)?;
+    if mul.op_type != "Mul" || mul.input.len() != 2 || readers(name) != 1 {
+        return None;
     }
-    let count = rewrites.len();
-    let replaced: std::collections::HashSet<String> = rewrites
-        .iter()
-        .flat_map(|(gather, mul, cast, _)| [gather, mul, cast])
-        .filter_map(|&i| graph.node[i].output.first().cloned())
-        .collect();
-    let mut nodes = Vec::with_capacity(graph.node.len() + 2 * count);
-    for node in std::mem::take(&mut graph.node) {
-        if let Some((_, _, _, lookup)) = rewrites
+    [(0, 1), (1, 0)].into_iter().find_map(|(c, s)| {
+        let cast = producer(&mul.input[c])?;
+        let is_cast = cast.op_type == "Cast" && cast.input.len() == 1 && cast.output.len() == 1;
+        let quantized = initializer(&cast.input[0])?;
+        let scale = initializer(&mul.input[s])?;
+        let types = quantized.data_type == INT8 && scale.data_type == FLOAT;
+        (is_cast && types && quantized.dims.len() == 2 && cast_to(cast) == Some(FLOAT))
+            .then_some(())
+            .filter(|()| readers(&cast.output[0]) == 1)
+            .map(|()| Dequantized {
+                quantized: quantized.name.clone(),
+                scale: scale.name.clone(),
+                cast_output: cast.output[0].clone(),
+                mul_output: name.to_owned(),
+            })
+    })
+}
+
+/// The nodes looking up `gather`'s rows in the int8 table and dequantizing only those; the
+/// last one writes `gather`'s output.
+fn row_lookup(gather: &NodeProto, table: &Dequantized) -> Vec<NodeProto> {
+    let output = &gather.output[0];
+    let name = |suffix: &str| format!("{output}_{suffix}");
+    let node = |op: &str, inputs: [&str; 2], out: String, attribute: &[AttributeProto]| NodeProto {
+        op_type: op.into(),
+        name: out.clone(),
+        input: inputs
             .iter()
-            .find(|(_, _, _, lookup)| lookup[3].output == node.output)
-        {
-            nodes.extend(lookup.iter().cloned());
-        } else if !node.output.first().is_some_and(|o| replaced.contains(o)) {
-            nodes.push(node);
-        }
-    }
-    graph.node = nodes;
-    Ok(count)
-}
-
-/// The ONNX type of an int8 tensor of shape `dims`.
-fn int8_type(dims: &[i64]) -> TypeProto {
-    let dim = dims
-        .iter()
-        .map(|&d| Dimension {
-            value: Some(dimension::Value::DimValue(d)),
-            ..Dimension::default()
-        })
-        .collect();
-    TypeProto {
-        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-            elem_type: INT8,
-            shape: Some(TensorShapeProto { dim }),
-        })),
-        ..TypeProto::default()
-    }
-}
-
-fn gather_axis(node: &NodeProto) -> i64 {
-    node.attribute
-        .iter()
-        .find(|a| a.name == "axis")
-        .map_or(0, |a| a.i)
+            .filter(|i| !i.is_empty())
+            .map(|i| (*i).to_owned())
+            .collect(),
+        output: vec![out],
+        attribute: attribute.to_vec(),
+        ..NodeProto::default()
+    };
+    let to_float = AttributeProto {
+        name: "to".into(),
+        r#type: 2,
+        i: i64::from(FLOAT),
+        ..AttributeProto::default()
+    };
+    let ids = gather.input[1].as_str();
+    vec![
+        node(
+            "Gather",
+            [&table.quantized, ids],
+            name("rows_q"),
+            &gather.attribute,
+        ),
+        node(
+            "Gather",
+            [&table.scale, ids],
+            name("rows_scale"),
+            &gather.attribute,
+        ),
+        node("Cast", [&name("rows_q"), ""], name("rows_f"), &[to_float]),
+        node(
+            "Mul",
+            [&name("rows_f"), &name("rows_scale")],
+            output.clone(),
+            &[],
+        ),
+    ]
 }
 
 /// Turns every int8 weight matrix that is dequantized by a `Cast` into an input of the
@@ -344,4 +336,29 @@ pub fn int8_weights_as_inputs(model: &mut ModelProto) -> Result<Vec<TensorProto>
         ..ValueInfoProto::default()
     }));
     Ok(weights)
+}
+
+/// The ONNX type of an int8 tensor of shape `dims`.
+fn int8_type(dims: &[i64]) -> TypeProto {
+    let dim = dims
+        .iter()
+        .map(|&d| Dimension {
+            value: Some(dimension::Value::DimValue(d)),
+            ..Dimension::default()
+        })
+        .collect();
+    TypeProto {
+        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+            elem_type: INT8,
+            shape: Some(TensorShapeProto { dim }),
+        })),
+        ..TypeProto::default()
+    }
+}
+
+fn gather_axis(node: &NodeProto) -> i64 {
+    node.attribute
+        .iter()
+        .find(|a| a.name == "axis")
+        .map_or(0, |a| a.i)
 }

@@ -35,9 +35,10 @@ pub const MINILM_INT8_ID: &str = "all-minilm-l6-v2-int8";
 /// Most tokens the model attends to at once, including `[CLS]` and `[SEP]`.
 pub const MAX_TOKENS: usize = 256;
 
-/// Sequence lengths the model is compiled for; inputs are padded up to the next one.
-/// Fixed lengths let tract resolve every shape statically (it mis-infers the attention-mask
-/// broadcasts of this export when the length is symbolic) and optimize each plan fully.
+/// Sequence lengths [`Footprint::Fast`] compiles plans for; inputs are padded up to the next
+/// one. A plan specialized to a fixed length runs faster than one plan over a symbolic
+/// length (what [`Footprint::Compact`] uses), at the price of a packed copy of the
+/// matrices per plan.
 pub const BUCKETS: [usize; 5] = [16, 32, 64, 128, MAX_TOKENS];
 
 /// What went wrong while loading or running the model.

@@ -16,9 +16,10 @@ pub enum Footprint {
     /// 45 MiB more per further plan.
     #[default]
     Fast,
-    /// For hosts with a hard memory limit (a Worker's 128 MB): the word-embedding table,
-    /// half of the weights, stays int8 and a text dequantizes only the rows it looks up;
-    /// one plan over any length, no padding; nothing but the plan is kept after loading.
+    /// For hosts with a hard memory limit (a Worker's 128 MB): the weights stay int8. The
+    /// word-embedding table (half of them) dequantizes only the rows a text looks up; the
+    /// matrices are inputs of every run, which dequantizes and packs one at a time, so the
+    /// plans hold no copy of them and cost little each.
     Compact,
 }
 
@@ -37,27 +38,16 @@ impl std::str::FromStr for Footprint {
     }
 }
 
-/// The optimized plans a loaded model runs.
-enum Plans {
-    /// The decluttered model with the batch fixed at 1 and the sequence axis symbolic, and
-    /// one optimized plan per padded length in [`BUCKETS`], built on first use.
-    Bucketed {
-        typed: Box<TypedModel>,
-        sequence: Symbol,
-        plans: [std::sync::OnceLock<Result<std::sync::Arc<TypedRunnableModel>, String>>;
-            BUCKETS.len()],
-    },
-    /// One plan whose sequence axis stays symbolic (inputs run at their own length), and the
-    /// int8 weight matrices it takes as inputs after the three token inputs.
-    Symbolic {
-        plan: std::sync::Arc<TypedRunnableModel>,
-        weights: Vec<TValue>,
-    },
-}
-
 /// A loaded model, ready to embed.
 pub struct Embedder {
-    plans: Plans,
+    /// The decluttered model with the batch fixed at 1 and the sequence axis symbolic.
+    typed: TypedModel,
+    sequence: Symbol,
+    /// One optimized plan per padded length in [`BUCKETS`], built on first use.
+    plans: [std::sync::OnceLock<Result<std::sync::Arc<TypedRunnableModel>, String>>; BUCKETS.len()],
+    /// The int8 weight matrices the compact footprint passes to every run after the three
+    /// token inputs; empty for the fast one, whose weights are folded into its plans.
+    weights: Vec<TValue>,
     tokenizer: Tokenizer,
     cls: u32,
     sep: u32,
@@ -129,22 +119,11 @@ impl Embedder {
             .map(|w| int8_tensor(&w))
             .collect::<Result<Vec<_>, _>>()?;
         let (typed, seq) = decluttered(proto, &weights)?;
-        let plans = match footprint {
-            Footprint::Fast => Plans::Bucketed {
-                typed: Box::new(typed),
-                sequence: seq,
-                plans: Default::default(),
-            },
-            Footprint::Compact => Plans::Symbolic {
-                plan: typed
-                    .into_optimized()
-                    .and_then(|m| m.into_runnable())
-                    .map_err(model_error)?,
-                weights: weights.into_iter().map(IntoTValue::into_tvalue).collect(),
-            },
-        };
         let mut embedder = Embedder {
-            plans,
+            typed,
+            sequence: seq,
+            plans: Default::default(),
+            weights: weights.into_iter().map(IntoTValue::into_tvalue).collect(),
             tokenizer,
             cls,
             sep,
@@ -195,21 +174,13 @@ impl Embedder {
 
     /// The optimized plan for inputs of `len` tokens and the padded length it runs at.
     fn plan(&self, len: usize) -> Result<(std::sync::Arc<TypedRunnableModel>, usize), EmbedError> {
-        let (typed, sequence, plans) = match &self.plans {
-            Plans::Symbolic { plan, .. } => return Ok((plan.clone(), len)),
-            Plans::Bucketed {
-                typed,
-                sequence,
-                plans,
-            } => (typed, sequence, plans),
-        };
         let slot = BUCKETS.iter().position(|&b| b >= len).ok_or_else(|| {
             EmbedError::Inference(format!("{len} tokens exceed the model's {MAX_TOKENS}"))
         })?;
         let padded = BUCKETS[slot];
-        let plan = plans[slot].get_or_init(|| {
-            let subs = std::collections::HashMap::from([(sequence.clone(), padded.to_dim())]);
-            typed
+        let plan = self.plans[slot].get_or_init(|| {
+            let subs = std::collections::HashMap::from([(self.sequence.clone(), padded.to_dim())]);
+            self.typed
                 .set_symbols(&subs)
                 .and_then(|m| m.into_optimized())
                 .and_then(|m| m.into_runnable())
@@ -240,9 +211,7 @@ impl Embedder {
             tensor(mask)?.into(),
             tensor(vec![0; padded])?.into()
         );
-        if let Plans::Symbolic { weights, .. } = &self.plans {
-            inputs.extend(weights.iter().cloned());
-        }
+        inputs.extend(self.weights.iter().cloned());
         let outputs = plan.run(inputs).map_err(inference_error)?;
         let hidden = outputs[0]
             .to_plain_array_view::<f32>()
