@@ -247,18 +247,18 @@ fn dequantized(graph: &GraphProto, name: &str) -> Option<Dequantized> {
     [(0, 1), (1, 0)].into_iter().find_map(|(c, s)| {
         let cast = producer(&mul.input[c])?;
         let is_cast = cast.op_type == "Cast" && cast.input.len() == 1 && cast.output.len() == 1;
+        if !is_cast || cast_to(cast) != Some(FLOAT) || readers(&cast.output[0]) != 1 {
+            return None;
+        }
         let quantized = initializer(&cast.input[0])?;
         let scale = initializer(&mul.input[s])?;
         let types = quantized.data_type == INT8 && scale.data_type == FLOAT;
-        (is_cast && types && quantized.dims.len() == 2 && cast_to(cast) == Some(FLOAT))
-            .then_some(())
-            .filter(|()| readers(&cast.output[0]) == 1)
-            .map(|()| Dequantized {
-                quantized: quantized.name.clone(),
-                scale: scale.name.clone(),
-                cast_output: cast.output[0].clone(),
-                mul_output: name.to_owned(),
-            })
+        (types && quantized.dims.len() == 2).then(|| Dequantized {
+            quantized: quantized.name.clone(),
+            scale: scale.name.clone(),
+            cast_output: cast.output[0].clone(),
+            mul_output: name.to_owned(),
+        })
     })
 }
 
@@ -361,4 +361,103 @@ fn gather_axis(node: &NodeProto) -> i64 {
         .iter()
         .find(|a| a.name == "axis")
         .map_or(0, |a| a.i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
+        NodeProto {
+            op_type: op.into(),
+            input: inputs.iter().map(|i| (*i).to_owned()).collect(),
+            output: vec![output.to_owned()],
+            ..NodeProto::default()
+        }
+    }
+
+    fn cast(input: &str, output: &str) -> NodeProto {
+        let mut cast = node("Cast", &[input], output);
+        cast.attribute.push(AttributeProto {
+            name: "to".into(),
+            r#type: 2,
+            i: i64::from(FLOAT),
+            ..AttributeProto::default()
+        });
+        cast
+    }
+
+    fn tensor(name: &str, data_type: i32, dims: &[i64]) -> TensorProto {
+        TensorProto {
+            name: name.into(),
+            data_type,
+            dims: dims.to_vec(),
+            ..TensorProto::default()
+        }
+    }
+
+    /// `table = Cast(table_q) · table_scale; out = Gather(table, ids)`.
+    fn lookup(scale_dims: &[i64]) -> ModelProto {
+        ModelProto {
+            graph: Some(GraphProto {
+                node: vec![
+                    cast("table_q", "table_f"),
+                    node("Mul", &["table_f", "table_scale"], "table"),
+                    node("Gather", &["table", "ids"], "out"),
+                ],
+                initializer: vec![
+                    tensor("table_q", INT8, &[5, 3]),
+                    tensor("table_scale", FLOAT, scale_dims),
+                ],
+                ..GraphProto::default()
+            }),
+            ..ModelProto::default()
+        }
+    }
+
+    fn ops(model: &ModelProto) -> Vec<String> {
+        let graph = model.graph.as_ref().expect("graph");
+        graph.node.iter().map(|n| n.op_type.clone()).collect()
+    }
+
+    #[test]
+    fn a_lookup_with_row_scales_reads_the_int8_rows() {
+        let mut model = lookup(&[5, 1]);
+        assert_eq!(gather_int8_rows(&mut model), Ok(1));
+        assert_eq!(ops(&model), ["Gather", "Gather", "Cast", "Mul"]);
+        let graph = model.graph.as_ref().expect("graph");
+        assert_eq!(graph.node[0].input, ["table_q", "ids"]);
+        assert_eq!(graph.node[1].input, ["table_scale", "ids"]);
+        assert_eq!(graph.node[3].output, ["out"]);
+    }
+
+    #[test]
+    fn a_lookup_with_column_scales_is_left_alone() {
+        let mut model = lookup(&[1, 3]);
+        assert_eq!(gather_int8_rows(&mut model), Ok(0));
+        assert_eq!(ops(&model), ["Cast", "Mul", "Gather"]);
+    }
+
+    #[test]
+    fn malformed_nodes_are_skipped_not_a_panic() {
+        let mut model = lookup(&[5, 1]);
+        let graph = model.graph.as_mut().expect("graph");
+        graph.node[0].input.clear();
+        assert_eq!(gather_int8_rows(&mut model), Ok(0));
+        assert_eq!(int8_weights_as_inputs(&mut model).map(|w| w.len()), Ok(0));
+        assert!(gather_int8_rows(&mut ModelProto::default()).is_err());
+    }
+
+    #[test]
+    fn int8_matrices_read_by_a_cast_become_inputs() {
+        let mut model = lookup(&[1, 3]);
+        let weights = int8_weights_as_inputs(&mut model).expect("weights");
+        assert_eq!(weights.len(), 1);
+        assert_eq!(weights[0].name, "table_q");
+        let graph = model.graph.as_ref().expect("graph");
+        assert_eq!(graph.input.len(), 1);
+        assert_eq!(graph.input[0].name, "table_q");
+        assert_eq!(graph.initializer.len(), 1);
+        assert_eq!(graph.initializer[0].name, "table_scale");
+    }
 }
