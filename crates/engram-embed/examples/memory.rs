@@ -1,7 +1,7 @@
 //! Where the transformer's memory goes, natively: resident memory after reading the ONNX
 //! file, after loading (parse, fold the int8 weights to f32, declutter, the 16-token plan),
 //! and after texts that need each longer length bucket's plan.
-//! With `compact`, the same for [`Footprint::Compact`] (one plan over any length).
+//! With `compact`, the same for [`Footprint::Compact`] (int8 weights, plans without them).
 //! `cargo run --release -p engram-embed --example memory -- MODEL_DIR [compact]`
 
 use engram_embed::{Embedder, Footprint, BUCKETS};
