@@ -12,7 +12,7 @@ ENGRAM_WASM_CRATE=engram-wasm-embed ENGRAM_WASM_NAME=engram_embed bash scripts/b
 # Node's entry reads the module from the package instead of fetching it by URL; every entry
 # takes `loadEmbeddingModel({ url })` (model.js); engram-model.js fetches the pinned model.
 cp crates/engram-wasm/js/node.js crates/engram-wasm/js/files.js crates/engram-wasm/js/browser.js \
-  crates/engram-wasm/js/model.js crates/engram-wasm/js/engram-model.js pkg/dist/
+  crates/engram-wasm/js/model.js crates/engram-wasm/js/pinned-model.js crates/engram-wasm/js/engram-model.js pkg/dist/
 # The manifest's description, version and license are engram-wasm's Cargo.toml's; Node (and
 # bundlers building for it) take node.js, everything else browser.js (the web glue).
 cargo metadata --no-deps --format-version 1 --offline | node --input-type=module -e '
@@ -25,7 +25,7 @@ cargo metadata --no-deps --format-version 1 --offline | node --input-type=module
     version: crate.version,
     license: crate.license,
     engines: { node: ">=20" },
-    files: ["engram_bg.wasm", "engram_bg.wasm.d.ts", "engram.js", "engram.d.ts", "engram_embed_bg.wasm", "engram_embed_bg.wasm.d.ts", "engram_embed.js", "engram_embed.d.ts", "node.js", "files.js", "browser.js", "model.js", "engram-model.js", "snippets/"],
+    files: ["engram_bg.wasm", "engram_bg.wasm.d.ts", "engram.js", "engram.d.ts", "engram_embed_bg.wasm", "engram_embed_bg.wasm.d.ts", "engram_embed.js", "engram_embed.d.ts", "node.js", "files.js", "browser.js", "model.js", "pinned-model.js", "engram-model.js", "snippets/"],
     bin: { "engram-model": "engram-model.js" },
     exports: {
       ".": { types: "./engram.d.ts", node: "./node.js", default: "./browser.js" },

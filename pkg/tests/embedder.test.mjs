@@ -2,6 +2,7 @@
 // and wired into hybrid search on the in-wasm engine.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -84,4 +85,40 @@ test("the compact footprint embeds as the fast one does; an unknown footprint is
 
 test("garbage model bytes are a typed error", () => {
   assert.throws(() => embedder.loadEmbeddingModel(new Uint8Array([1, 2, 3]), new Uint8Array([123, 125])), (e) => e.code === "model_error");
+});
+
+// Model files streamed into the module a chunk at a time (a Worker reading R2), hashed there.
+function streamed(bytes, chunkSize) {
+  const parts = new embedder.ModelBytes(bytes.length);
+  for (let start = 0; start < bytes.length; start += chunkSize) parts.push(bytes.subarray(start, start + chunkSize));
+  return parts;
+}
+
+test("model files streamed into ModelBytes hash as Node does and load the same model", () => {
+  const onnx = streamed(files.onnx, 65536);
+  const tokenizer = streamed(files.tokenizer, 4093);
+  assert.equal(onnx.length, files.onnx.length);
+  assert.equal(onnx.sha256(), createHash("sha256").update(files.onnx).digest("hex"));
+  assert.equal(tokenizer.sha256(), createHash("sha256").update(files.tokenizer).digest("hex"));
+  const fromParts = embedder.loadEmbeddingModelFromParts(onnx, tokenizer, undefined, "compact");
+  assert.equal(fromParts.modelId, model.modelId);
+  const c = cosine(fromParts.embed("database is locked"), model.embed("database is locked"));
+  assert.ok(c > 0.9999, `cosine ${c}`);
+  fromParts.free();
+});
+
+test("ModelBytes refuses more bytes than stated, and a short file does not load", () => {
+  const parts = new embedder.ModelBytes(4);
+  parts.push(new Uint8Array([1, 2, 3]));
+  assert.throws(() => parts.push(new Uint8Array([4, 5])), (e) => e.code === "model_error" && /longer than its stated 4 bytes/.test(e.message));
+  assert.equal(parts.length, 3);
+  const short = streamed(files.onnx.subarray(0, 1000), 4096);
+  const truncated = new embedder.ModelBytes(files.onnx.length);
+  truncated.push(files.onnx.subarray(0, 1000));
+  assert.throws(
+    () => embedder.loadEmbeddingModelFromParts(truncated, streamed(files.tokenizer, 65536)),
+    (e) => e.code === "model_error" && new RegExp(`after 1000 of its ${files.onnx.length} bytes`).test(e.message),
+  );
+  assert.throws(() => embedder.loadEmbeddingModelFromParts(short, streamed(files.tokenizer, 65536)), (e) => e.code === "model_error");
+  parts.free();
 });

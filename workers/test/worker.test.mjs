@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import http from "node:http";
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 
@@ -15,6 +16,7 @@ import { startTestServer } from "../../tests/js/testserver.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOKEN = "tenant-a-token";
+const modelDir = process.env.ENGRAM_MODEL_DIR ?? path.join(os.homedir(), ".cache/engram/models");
 let server, mf, base;
 
 // The Worker in workerd with these bindings (vars).
@@ -304,6 +306,50 @@ for (const vectorIndex of ["off", "on"]) test(`with EMBEDDINGS=static (VECTOR_IN
     }
   } finally {
     await edge.dispose();
+  }
+});
+
+test("the MiniLM Worker loads the transformer from its R2 binding, names what is missing or wrong there, and searches hybrid", async () => {
+  const mf = new Miniflare({
+    ...workerOptions(),
+    scriptPath: path.resolve(here, "../src/minilm.js"),
+    bindings: { LIBSQL_URL: server.url, EMBEDDINGS: "minilm" },
+    r2Buckets: ["MODELS"],
+  });
+  try {
+    const at = (await mf.ready).toString().replace(/\/$/, "");
+    const bucket = await mf.getR2Bucket("MODELS");
+    const api = client(`minilm-${Date.now()}`, TOKEN, at);
+    const files = path.join(modelDir, "all-minilm-l6-v2-int8");
+    // Plain bytes: Miniflare's proxy refuses a Node Buffer.
+    const bytesOf = async (name) => new Uint8Array(await readFile(path.join(files, name)));
+    // Nothing uploaded yet: the error names the key, and nothing is cached from it.
+    await assert.rejects(api.search("anything"), (e) => e.code === "model_error" && e.message.includes("all-minilm-l6-v2-int8/model.onnx") && e.violations[0].field === "MODELS");
+    // A tokenizer that is not the pinned one is refused by its size, before it is read.
+    await bucket.put("all-minilm-l6-v2-int8/model.onnx", await bytesOf("model.onnx"));
+    await bucket.put("all-minilm-l6-v2-int8/tokenizer.json", "{}");
+    await assert.rejects(api.search("anything"), (e) => e.code === "model_error" && /tokenizer\.json .*not the pinned.*2 bytes/.test(e.message));
+    // One of the pinned size but other bytes is refused by its sha256.
+    const tokenizerBytes = await bytesOf("tokenizer.json");
+    const altered = tokenizerBytes.slice();
+    altered[100] ^= 1;
+    await bucket.put("all-minilm-l6-v2-int8/tokenizer.json", altered);
+    await assert.rejects(api.search("anything"), (e) => e.code === "model_error" && /tokenizer\.json .*not the pinned.*sha256/.test(e.message));
+    // The right files: the next request loads them.
+    await bucket.put("all-minilm-l6-v2-int8/tokenizer.json", tokenizerBytes);
+    const locked = await api.remember({ type: "gotcha", content: "SQLite reports 'database is locked' when two test processes share one database file" });
+    assert.equal(locked.embeddingModel, "all-minilm-l6-v2-int8");
+    await api.remember({ type: "preference", content: "Use CSS grid instead of flexbox for the dashboard layout" });
+    // A paraphrase with no word in common is found by the transformer alone.
+    const dense = await api.search({ text: "parallel unit runs collide on the same storage", mode: "dense" });
+    assert.equal(dense.hits[0].memory.id, locked.id);
+    assert.equal(dense.hits[0].breakdown.dense.rank, 1);
+    const hybrid = await api.search({ text: "database locked" });
+    assert.equal(hybrid.hits[0].memory.id, locked.id);
+    assert.equal(hybrid.hits[0].breakdown.keyword.rank, 1);
+    assert.equal(hybrid.hits[0].breakdown.dense.rank, 1);
+  } finally {
+    await mf.dispose();
   }
 });
 

@@ -8,6 +8,9 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "transformer")]
+mod model_bytes;
+
 use std::rc::Rc;
 
 use engram::{Embed, ErrorCode};
@@ -16,6 +19,9 @@ use engram_embed::{Embedder, EngramEmbedder, Footprint, MINILM_INT8_ID};
 use engram_embed::{StaticEmbedder, STATIC_MINILM_ID};
 use js_sys::{Array, Float32Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
+
+#[cfg(feature = "transformer")]
+pub use model_bytes::ModelBytes;
 
 /// An [`Embed`] that can also embed one text synchronously, for `EmbeddingModel.embed`.
 trait EmbedOne: Embed {
@@ -75,13 +81,38 @@ pub fn load_embedding_model(
     model_id: Option<String>,
     footprint: Option<String>,
 ) -> Result<EmbeddingModel, JsValue> {
+    load_transformer(onnx.to_vec(), &tokenizer_json.to_vec(), model_id, footprint)
+}
+
+/// As `loadEmbeddingModel`, with both files already streamed into this module's memory
+/// (`ModelBytes`, which the load consumes): where memory is capped, the files are never held
+/// whole in JavaScript as well.
+#[cfg(feature = "transformer")]
+#[wasm_bindgen(js_name = loadEmbeddingModelFromParts)]
+pub fn load_embedding_model_from_parts(
+    onnx: ModelBytes,
+    tokenizer_json: ModelBytes,
+    model_id: Option<String>,
+    footprint: Option<String>,
+) -> Result<EmbeddingModel, JsValue> {
+    let tokenizer_json = tokenizer_json.into_complete()?;
+    load_transformer(onnx.into_complete()?, &tokenizer_json, model_id, footprint)
+}
+
+#[cfg(feature = "transformer")]
+fn load_transformer(
+    onnx: Vec<u8>,
+    tokenizer_json: &[u8],
+    model_id: Option<String>,
+    footprint: Option<String>,
+) -> Result<EmbeddingModel, JsValue> {
     let id = model_id.unwrap_or_else(|| MINILM_INT8_ID.to_owned());
     let footprint = footprint
         .as_deref()
         .map_or(Ok(Footprint::Fast), str::parse)
         .map_err(|e: engram_embed::EmbedError| model_error(&e.to_string()))?;
-    // The ONNX bytes are copied into this module's memory only for as long as parsing takes.
-    let embedder = Embedder::load_owned(onnx.to_vec(), &tokenizer_json.to_vec(), &id, footprint);
+    // The ONNX bytes stay in this module's memory only for as long as parsing takes.
+    let embedder = Embedder::load_owned(onnx, tokenizer_json, &id, footprint);
     loaded(embedder.map(EngramEmbedder::new))
 }
 

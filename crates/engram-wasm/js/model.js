@@ -6,23 +6,9 @@
 // which each entry instantiates on first use: code that never loads a model never pays
 // for tract.
 import { httpStatus } from "./engram.js";
+import { PINNED_MODEL, sha256Hex } from "./pinned-model.js";
 
-/** The model this package pins: its id and each file's name, sha256 and size. */
-export const PINNED_MODEL = Object.freeze({
-  id: "all-minilm-l6-v2-int8",
-  files: Object.freeze({
-    onnx: Object.freeze({
-      name: "model.onnx",
-      sha256: "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
-      bytes: 22928619,
-    }),
-    tokenizer: Object.freeze({
-      name: "tokenizer.json",
-      sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-      bytes: 466247,
-    }),
-  }),
-});
+export { PINNED_MODEL, sha256Hex };
 
 /** An engram error (`code`, `status`, `violations`) as the wasm throws them. */
 export function modelError(message, field = "model") {
@@ -32,12 +18,6 @@ export function modelError(message, field = "model") {
     status: httpStatus("model_error"),
     violations: [{ field, problem: message }],
   });
-}
-
-/** The lowercase hex sha256 of `bytes`. */
-export async function sha256Hex(bytes) {
-  const digest = await globalThis.crypto.subtle.digest("SHA-256", bytes);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function isBytes(value) {
