@@ -1,26 +1,41 @@
 //! The token estimate's tables (`src/tokens/words.rs`): words of ASCII letters, all
-//! lowercase or capitalized, that cl100k and o200k both encode as one token, with a leading
+//! lowercase, capitalized or uppercase, that cl100k and o200k both encode as one token, with a leading
 //! space (`SPACED`) and without (`BARE`), or right after one punctuation mark (`MARKED`);
-//! runs of two or more ASCII punctuation characters both encode as one token, likewise
-//! (`SPACED_MARKS`, `BARE_MARKS`); and single non-ASCII characters other than letters
-//! (`SYMBOLS`). The test checks the committed
+//! runs of ASCII punctuation characters both encode as one token, likewise
+//! (`SPACED_MARKS`, `BARE_MARKS`), and such runs ending in line breaks (`MARKS_LINES`);
+//! whitespace runs ending in a line break (`LINES`); and single non-ASCII characters other
+//! than letters (`SYMBOLS`). The test checks the committed
 //! table is exactly what the pinned tokenizers give; run the ignored one to rewrite it:
 //! `cargo test -p engram-retrieval --test word_table -- --ignored`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-/// Shorter words cost at most two tokens in the estimate already.
-const MIN_LETTERS: usize = 3;
-
+/// A run of ASCII punctuation; a single mark is one token bare, but not always after a space.
 fn marks(run: &str) -> bool {
-    run.len() >= 2 && run.bytes().all(|b| b.is_ascii_punctuation())
+    !run.is_empty() && run.bytes().all(|b| b.is_ascii_punctuation())
+}
+
+/// A run of ASCII whitespace ending in a line break: what the tokenizers cut a whitespace
+/// run into up to its last line break.
+fn blank_lines(run: &str) -> bool {
+    run.bytes().all(|b| b.is_ascii_whitespace())
+        && matches!(run.bytes().last(), Some(b'\n' | b'\r'))
+}
+
+/// A run of ASCII punctuation, after at most one space, then line breaks: one piece to the
+/// tokenizers (`):\n`, ` {\n`).
+fn marks_then_lines(text: &str) -> bool {
+    let text = text.strip_prefix(' ').unwrap_or(text);
+    let marks = text.bytes().take_while(u8::is_ascii_punctuation).count();
+    let rest = &text.as_bytes()[marks..];
+    marks > 0 && !rest.is_empty() && rest.iter().all(|&b| b == b'\n' || b == b'\r')
 }
 
 /// All lowercase, capitalized or all uppercase ASCII letters.
 fn shaped(word: &str) -> bool {
     let bytes = word.as_bytes();
-    word.len() >= MIN_LETTERS
+    !word.is_empty()
         && bytes[0].is_ascii_alphabetic()
         && (bytes[1..].iter().all(u8::is_ascii_lowercase)
             || bytes.iter().all(u8::is_ascii_uppercase))
@@ -74,12 +89,25 @@ fn table(shape: fn(&str) -> bool) -> Table {
     }
 }
 
+/// The whole tokens (`shape`, a leading space included) that both vocabularies hold.
+fn whole(shape: fn(&str) -> bool) -> Vec<String> {
+    let cl100k = tiktoken_rs::cl100k_base().expect("cl100k vocabulary");
+    let o200k = tiktoken_rs::o200k_base().expect("o200k vocabulary");
+    let texts: BTreeSet<String> = (0..100_256)
+        .filter_map(|rank| cl100k.decode(&[rank]).ok())
+        .filter(|text| shape(text) && o200k.encode_ordinary(text).len() == 1)
+        .collect();
+    texts.into_iter().collect()
+}
+
 /// Every table, as `words.rs` holds them.
 struct Tables {
     words: Table,
     marks: Table,
     marked: Table,
     symbols: Table,
+    lines: Table,
+    marks_lines: Table,
 }
 
 fn tables() -> Tables {
@@ -88,6 +116,14 @@ fn tables() -> Tables {
         marks: table(marks),
         marked: table(marked),
         symbols: table(symbol),
+        lines: Table {
+            spaced: Vec::new(),
+            bare: whole(blank_lines),
+        },
+        marks_lines: Table {
+            spaced: Vec::new(),
+            bare: whole(marks_then_lines),
+        },
     }
 }
 
@@ -130,6 +166,16 @@ fn source(t: &Tables) -> String {
             &t.symbols.bare,
             "Non-ASCII characters, not letters, that are one token.",
         ),
+        (
+            "LINES",
+            &t.lines.bare,
+            "Whitespace runs ending in a line break that are one token.",
+        ),
+        (
+            "MARKS_LINES",
+            &t.marks_lines.bare,
+            "Punctuation runs, after at most one space, then line breaks, that are one token.",
+        ),
     ] {
         let mut by_length: std::collections::BTreeMap<usize, Vec<&String>> = Default::default();
         for entry in entries {
@@ -161,13 +207,18 @@ fn source(t: &Tables) -> String {
     out
 }
 
-/// `entry` inside a Rust string literal: quotes and backslashes escaped, and every
-/// non-ASCII character as `\u{…}`, since some are invisible.
+/// `entry` inside a Rust string literal: quotes and backslashes escaped, whitespace written
+/// out, and every non-ASCII character as `\u{…}`, since some are invisible.
 fn escape(entry: &str) -> String {
     entry
         .chars()
         .map(|c| match c {
             '\\' | '"' => format!("\\{c}"),
+            // Whitespace written out, since a line continuation skips what starts a line.
+            '\n' => "\\n".to_owned(),
+            '\r' => "\\r".to_owned(),
+            '\t' => "\\t".to_owned(),
+            ' ' => "\\x20".to_owned(),
             c if c.is_ascii() => c.to_string(),
             c => c.escape_unicode().to_string(),
         })
@@ -188,6 +239,7 @@ fn the_committed_word_table_is_what_the_tokenizers_give() {
     );
     assert!(t.words.spaced.len() > 10_000 && t.words.bare.len() > 1_000);
     assert!(t.marks.bare.len() > 100 && t.marked.bare.len() > 100 && t.symbols.bare.len() > 10);
+    assert!(t.lines.bare.len() > 10 && t.marks_lines.bare.len() > 100);
 }
 
 #[test]
@@ -196,12 +248,14 @@ fn write_the_word_table() {
     let t = tables();
     std::fs::write(path(), source(&t)).expect("writing src/tokens/words.rs");
     eprintln!(
-        "{} spaced, {} bare and {} marked words, {} spaced and {} bare punctuation runs, {} symbols",
+        "{} spaced, {} bare and {} marked words, {} spaced and {} bare punctuation runs, {} symbols, {} line runs, {} punctuation runs with line breaks",
         t.words.spaced.len(),
         t.words.bare.len(),
         t.marked.bare.len(),
         t.marks.spaced.len(),
         t.marks.bare.len(),
-        t.symbols.bare.len()
+        t.symbols.bare.len(),
+        t.lines.bare.len(),
+        t.marks_lines.bare.len()
     );
 }

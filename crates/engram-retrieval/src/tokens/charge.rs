@@ -1,26 +1,43 @@
 //! What the estimate charges a piece by its shape alone.
 
-/// A whitespace run: the tokenizers split a
-/// run's last character off onto the next word, very long runs into several tokens, and
-/// consecutive line breaks apart.
+use super::known;
+
+/// A whitespace run. The tokenizers cut it after its last line break; what is before is one
+/// piece, and the blanks after it split their last character off (onto the next word, or
+/// into a token of its own), very long runs into several tokens.
 pub(super) fn space(run: &str) -> usize {
-    let breaks = run.bytes().filter(|&b| b == b'\n').count();
-    match run.len() {
-        0 => 0,
-        1 => 1,
-        n => 2 + n / 16 + breaks.saturating_sub(1),
-    }
+    let (lines, blanks) = at_last_break(run);
+    lines_charge(lines)
+        + match blanks.len() {
+            0 => 0,
+            1 => 1,
+            n => 2 + n / 16,
+        }
 }
 
 /// A whitespace run whose last space went into the next word's token: what is left splits
 /// into everything up to its last line break, and the blanks after it.
 pub(super) fn absorbed_space(rest: &str) -> usize {
-    let Some(last_break) = rest.rfind(['\n', '\r']) else {
-        return usize::from(!rest.is_empty()) + rest.len() / 16;
-    };
-    let (lines, blanks) = rest.split_at(last_break + 1);
-    let breaks = lines.bytes().filter(|&b| b == b'\n' || b == b'\r').count();
-    breaks + lines.len() / 16 + usize::from(!blanks.is_empty()) + blanks.len() / 16
+    let (lines, blanks) = at_last_break(rest);
+    lines_charge(lines) + usize::from(!blanks.is_empty()) + blanks.len() / 16
+}
+
+/// `run` cut after its last line break.
+fn at_last_break(run: &str) -> (&str, &str) {
+    run.split_at(run.rfind(['\n', '\r']).map_or(0, |i| i + 1))
+}
+
+/// A whitespace run ending in a line break (or nothing): one token when the tokenizers hold
+/// it whole, else one per line break and per 16 characters.
+fn lines_charge(lines: &str) -> usize {
+    if lines.is_empty() {
+        0
+    } else if known::blank_lines(lines) {
+        1
+    } else {
+        let breaks = lines.bytes().filter(|&b| b == b'\n' || b == b'\r').count();
+        breaks + lines.len() / 16
+    }
 }
 
 /// The charge of a run of ASCII letters and digits.

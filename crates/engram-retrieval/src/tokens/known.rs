@@ -84,7 +84,9 @@ pub(super) fn charges(pieces: &Pieces<'_>) -> Vec<Option<usize>> {
         let marks = pieces.marks_from(i);
         known[i] = match pieces.get(i).kind {
             Kind::Word => word_charge(pieces, i),
+            Kind::Mark if lines_after_marks(pieces, i, marks) > 0 => Some(1),
             Kind::Mark if marks >= 2 => whole_marks(pieces, i, marks),
+            Kind::Mark => spaced_mark(pieces, i),
             _ => None,
         };
         i += marks.max(1);
@@ -98,8 +100,53 @@ fn whole_marks(pieces: &Pieces<'_>, i: usize, count: usize) -> Option<usize> {
     holds(table, pieces.text(i, count)).then_some(1)
 }
 
+/// One token when the single mark at `i` and the space before it are one (` =`, ` (`): the
+/// tokenizers keep a space before a mark in the mark's piece.
+fn spaced_mark(pieces: &Pieces<'_>, i: usize) -> Option<usize> {
+    let before = pieces.at(i.checked_sub(1))?;
+    (before.kind == Kind::Space
+        && before.text.ends_with(' ')
+        && holds(words::SPACED_MARKS, pieces.get(i).text))
+    .then_some(1)
+}
+
+/// How many line-break characters the `count` marks from `i` take from the whitespace after
+/// them into one token with them (`):\n`, ` {\n`): the tokenizers end a punctuation piece
+/// with the line breaks that follow it. Zero when the vocabularies do not hold that piece
+/// whole.
+pub(super) fn lines_after_marks(pieces: &Pieces<'_>, i: usize, count: usize) -> usize {
+    let Some(after) = pieces.at(Some(i + count)).filter(|p| p.kind == Kind::Space) else {
+        return 0;
+    };
+    let breaks = after
+        .text
+        .bytes()
+        .take_while(|&b| b == b'\n' || b == b'\r')
+        .count();
+    if breaks == 0 {
+        return 0;
+    }
+    let spaced = pieces
+        .at(i.checked_sub(1))
+        .is_some_and(|p| p.kind == Kind::Space && p.text.ends_with(' '));
+    let start = pieces.get(i).start - usize::from(spaced);
+    let end = after.start + breaks;
+    if holds(words::MARKS_LINES, pieces.slice(start, end)) {
+        breaks
+    } else {
+        0
+    }
+}
+
+/// Whether a whitespace run ending in a line break is one token.
+pub(super) fn blank_lines(run: &str) -> bool {
+    holds(words::LINES, run)
+}
+
 /// The charge of `count` ≥ 2 marks from `i` that are not one token: one per longest known
-/// run from its start on (`====…` in a few).
+/// run from its start on (`====…` in a few), and one more, since merges by rank can cut a
+/// run into more tokens than the longest runs do (`)})</` is three to o200k, not two); never
+/// more than one per mark.
 pub(super) fn marks_segments(pieces: &Pieces<'_>, i: usize, count: usize) -> usize {
     let mut total = 0;
     let mut rest = pieces.text(i, count);
@@ -111,7 +158,7 @@ pub(super) fn marks_segments(pieces: &Pieces<'_>, i: usize, count: usize) -> usi
         rest = &rest[take..];
         total += 1;
     }
-    total
+    (total + 1).min(count)
 }
 
 /// Longer than any run in the marks tables.

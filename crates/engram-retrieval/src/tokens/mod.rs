@@ -10,8 +10,10 @@
 //! - a run of digits: one token per three digits (the tokenizers split numbers into groups
 //!   of at most three, each a single token);
 //! - ASCII punctuation and symbols: one token each, or one for a run both tokenizers hold
-//!   whole;
-//! - a run of whitespace: one token, plus one per line break;
+//!   whole (with a space before it, or with the line breaks after it); a run they do not
+//!   hold whole, one per longest known run in it, plus one;
+//! - a run of whitespace: cut after its last line break, one token for what is before when
+//!   both hold it whole (else one per line break), and one or two for the blanks after;
 //! - any other character: one token per UTF-8 byte (a byte-level BPE never spends more);
 //! - but a word both tokenizers hold whole in their vocabularies (`words.rs`, generated from
 //!   them) is one token, with the single space before it; a camelCase word, one per part.
@@ -39,20 +41,28 @@ pub fn estimate(text: &str) -> usize {
     let pieces = Pieces::of(text);
     let known = known::charges(&pieces);
     let mut total = 0;
+    // Line breaks the marks before a whitespace run took into their token.
+    let mut taken = 0;
     let mut i = 0;
     while i < pieces.len() {
         let piece = pieces.get(i);
         let marks = pieces.marks_from(i);
         let next_known = known.get(i + 1).is_some_and(Option::is_some);
+        if piece.kind == Kind::Mark {
+            taken = known::lines_after_marks(&pieces, i, marks);
+        }
         total += match piece.kind {
             Kind::Mark if marks >= 2 => {
                 known[i].unwrap_or_else(|| known::marks_segments(&pieces, i, marks))
             }
             Kind::Mark if next_known && known::mark_glues_on(&pieces, i) => 0,
-            Kind::Space if piece.text.ends_with(' ') && next_known => {
-                charge::absorbed_space(&piece.text[..piece.text.len() - 1])
+            Kind::Space => {
+                let run = &piece.text[std::mem::take(&mut taken)..];
+                match run.strip_suffix(' ') {
+                    Some(rest) if next_known => charge::absorbed_space(rest),
+                    _ => charge::space(run),
+                }
             }
-            Kind::Space => charge::space(piece.text),
             Kind::Word => known[i].unwrap_or_else(|| charge::word(piece.text)),
             Kind::Mark => 1,
             Kind::Other if known::symbol(piece.text) => 1,
@@ -71,7 +81,8 @@ mod tests {
     fn pieces_are_charged_by_their_shape() {
         assert_eq!(estimate("getHTTPResponse"), 2 + 12);
         assert_eq!(estimate("1234567"), 3);
-        assert_eq!(estimate("a\n\n  b"), 1 + 3 + 1);
+        // Blanks after a line break: one token, then the last one goes into the next word.
+        assert_eq!(estimate("a\n\n  b"), 1 + 2 + 1);
         assert_eq!(estimate("数据"), 6);
         assert_eq!(estimate("a3f9c2e1"), 8);
         assert_eq!(estimate("utf8"), 2 + 1);
@@ -86,8 +97,20 @@ mod tests {
         assert_eq!(estimate("getResponse"), 1 + 1);
         // A single mark goes into the word after it.
         assert_eq!(estimate("(configuration"), 1);
-        assert_eq!(estimate("=====================\"\"\"Create"), 2 + 1 + 1);
-        assert_eq!(estimate("{}();"), 2);
+        // A run no table holds whole: its longest known runs, and one more.
+        assert_eq!(estimate("=====================\"\"\"Create"), 2 + 1 + 1 + 1);
+        assert_eq!(estimate("{}();"), 2 + 1);
+    }
+
+    #[test]
+    fn whitespace_and_marks_the_tokenizers_keep_together_are_one_token() {
+        // A space goes into the mark after it.
+        assert_eq!(estimate("x = y"), 3);
+        // Line breaks go into the marks before them, and a run of them is one token.
+        assert_eq!(estimate("f():\n    return"), 1 + 1 + 1 + 1);
+        assert_eq!(estimate("a\n\n"), 2);
+        // Merges by rank cut `)})</` into three tokens (o200k), not the two longest runs.
+        assert_eq!(estimate(")})</"), 3);
     }
 
     #[test]

@@ -78,6 +78,11 @@ impl<'a> Pieces<'a> {
             .count()
     }
 
+    /// The text from byte `start` to byte `end`.
+    pub fn slice(&self, start: usize, end: usize) -> &'a str {
+        &self.text[start..end]
+    }
+
     /// The text of `count` pieces from `i` on.
     pub fn text(&self, i: usize, count: usize) -> &'a str {
         let last = self.pieces[i + count - 1];
