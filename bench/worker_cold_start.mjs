@@ -22,6 +22,7 @@ import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { startTestServer } from "../tests/js/testserver.mjs";
+import { workerOptions } from "../workers/test/miniflare-options.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workers = path.resolve(here, "../workers");
@@ -105,16 +106,7 @@ async function measure(name, server, modelFiles) {
   const before = await workerdPids();
   let started = performance.now();
   const mf = new Miniflare({
-    modules: true,
-    scriptPath: path.join(workers, variant.script),
-    modulesRoot: path.resolve(workers, ".."),
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-      { type: "Data", include: ["**/*.bin"] },
-    ],
-    compatibilityDate: "2026-04-01",
-    host: "127.0.0.1",
+    ...workerOptions(`workers/${variant.script}`),
     inspectorPort: ++inspectorPort,
     bindings: { LIBSQL_URL: server.url, ...variant.bindings },
     ...(variant.r2 ? { r2Buckets: ["MODELS"] } : {}),

@@ -9,6 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { cosine } from "../../tests/js/cosine.mjs";
+import { workerOptions } from "./miniflare-options.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -19,20 +20,11 @@ let fast, compact;
 
 function start() {
   const mf = new Miniflare({
-    modules: true,
-    scriptPath: path.resolve(here, "../reference/reference-worker.js"),
-    modulesRoot: root,
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-      { type: "Data", include: ["**/*.bin"] },
-    ],
+    ...workerOptions("workers/reference/reference-worker.js"),
     dataBlobBindings: {
       MINILM_ONNX: path.join(modelDir, "all-minilm-l6-v2-int8/model.onnx"),
       MINILM_TOKENIZER: path.join(modelDir, "all-minilm-l6-v2-int8/tokenizer.json"),
     },
-    compatibilityDate: "2026-04-01",
-    host: "127.0.0.1",
   });
   return mf.ready.then((url) => ({ mf, base: url.toString() }));
 }

@@ -13,6 +13,7 @@ import { runApiVectors } from "../../tests/js/api-vectors.mjs";
 import { personFlow } from "../../tests/js/person-flow.mjs";
 import { loadEngram } from "../../pkg/tests/load.mjs";
 import { startTestServer } from "../../tests/js/testserver.mjs";
+import { workerOptions } from "./miniflare-options.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOKEN = "tenant-a-token";
@@ -21,23 +22,7 @@ let server, mf, base;
 
 // The Worker in workerd with these bindings (vars).
 function startWorker(bindings) {
-  return new Miniflare({ ...workerOptions(), bindings });
-}
-
-// Miniflare's options for the Worker, less its bindings.
-function workerOptions() {
-  return {
-    modules: true,
-    scriptPath: path.resolve(here, "../src/index.js"),
-    modulesRoot: path.resolve(here, "../.."),
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-      { type: "Data", include: ["**/*.bin"] },
-    ],
-    compatibilityDate: "2026-04-01",
-    host: "127.0.0.1",
-  };
+  return new Miniflare({ ...workerOptions("workers/src/index.js"), bindings });
 }
 
 before(async () => {
@@ -311,8 +296,7 @@ for (const vectorIndex of ["off", "on"]) test(`with EMBEDDINGS=static (VECTOR_IN
 
 test("the MiniLM Worker loads the transformer from its R2 binding, names what is missing or wrong there, and searches hybrid", async () => {
   const mf = new Miniflare({
-    ...workerOptions(),
-    scriptPath: path.resolve(here, "../src/minilm.js"),
+    ...workerOptions("workers/src/minilm.js"),
     bindings: { LIBSQL_URL: server.url, EMBEDDINGS: "minilm" },
     r2Buckets: ["MODELS"],
   });
@@ -408,7 +392,7 @@ test("the vectors' open options, as the Worker's ENGRAM_OPTIONS setting, fail ea
   const worker = startWorker({ LIBSQL_URL: server.url, ENGRAM_OPTIONS: "{}" });
   try {
     for (const step of settable) {
-      await worker.setOptions({ ...workerOptions(), bindings: { LIBSQL_URL: server.url, ENGRAM_OPTIONS: JSON.stringify(step.options) } });
+      await worker.setOptions({ ...workerOptions("workers/src/index.js"), bindings: { LIBSQL_URL: server.url, ENGRAM_OPTIONS: JSON.stringify(step.options) } });
       const workerBase = (await worker.ready).toString().replace(/\/$/, "");
       const response = await fetch(`${workerBase}/v1/search`, {
         method: "POST",

@@ -64,40 +64,40 @@ struct Table {
     bare: Vec<String>,
 }
 
-/// The words (`shape`) each vocabulary holds whole, spaced and bare, kept where both agree.
-fn table(shape: fn(&str) -> bool) -> Table {
-    let cl100k = tiktoken_rs::cl100k_base().expect("cl100k vocabulary");
-    let o200k = tiktoken_rs::o200k_base().expect("o200k vocabulary");
-    let (mut spaced, mut bare) = (BTreeSet::new(), BTreeSet::new());
-    for rank in 0..100_256 {
-        let Ok(text) = cl100k.decode(&[rank]) else {
-            continue;
-        };
-        match text.strip_prefix(' ') {
-            Some(word) if shape(word) => spaced.insert(word.to_owned()),
-            None if shape(&text) => bare.insert(text),
-            _ => false,
-        };
-    }
-    let single = |text: String| o200k.encode_ordinary(&text).len() == 1;
-    Table {
-        spaced: spaced
-            .into_iter()
-            .filter(|w| single(format!(" {w}")))
-            .collect(),
-        bare: bare.into_iter().filter(|w| single(w.clone())).collect(),
-    }
+/// The two pinned vocabularies, loaded once.
+struct Vocabularies {
+    cl100k: tiktoken_rs::CoreBPE,
+    o200k: tiktoken_rs::CoreBPE,
 }
 
-/// The whole tokens (`shape`, a leading space included) that both vocabularies hold.
-fn whole(shape: fn(&str) -> bool) -> Vec<String> {
-    let cl100k = tiktoken_rs::cl100k_base().expect("cl100k vocabulary");
-    let o200k = tiktoken_rs::o200k_base().expect("o200k vocabulary");
-    let texts: BTreeSet<String> = (0..100_256)
-        .filter_map(|rank| cl100k.decode(&[rank]).ok())
-        .filter(|text| shape(text) && o200k.encode_ordinary(text).len() == 1)
-        .collect();
-    texts.into_iter().collect()
+impl Vocabularies {
+    fn load() -> Self {
+        Self {
+            cl100k: tiktoken_rs::cl100k_base().expect("cl100k vocabulary"),
+            o200k: tiktoken_rs::o200k_base().expect("o200k vocabulary"),
+        }
+    }
+
+    /// The tokens `keep` accepts that both vocabularies hold whole, in byte order.
+    fn whole(&self, keep: impl Fn(&str) -> bool) -> Vec<String> {
+        let texts: BTreeSet<String> = (0..100_256)
+            .filter_map(|rank| self.cl100k.decode(&[rank]).ok())
+            .filter(|text| keep(text) && self.o200k.encode_ordinary(text).len() == 1)
+            .collect();
+        texts.into_iter().collect()
+    }
+
+    /// The words (`shape`) both hold whole, after one space (the space left out) and bare.
+    fn table(&self, shape: fn(&str) -> bool) -> Table {
+        let spaced = self.whole(|text| text.strip_prefix(' ').is_some_and(shape));
+        Table {
+            spaced: spaced
+                .into_iter()
+                .map(|text| text[1..].to_owned())
+                .collect(),
+            bare: self.whole(|text| !text.starts_with(' ') && shape(text)),
+        }
+    }
 }
 
 /// Every table, as `words.rs` holds them.
@@ -111,18 +111,19 @@ struct Tables {
 }
 
 fn tables() -> Tables {
+    let v = Vocabularies::load();
     Tables {
-        words: table(shaped),
-        marks: table(marks),
-        marked: table(marked),
-        symbols: table(symbol),
+        words: v.table(shaped),
+        marks: v.table(marks),
+        marked: v.table(marked),
+        symbols: v.table(symbol),
         lines: Table {
             spaced: Vec::new(),
-            bare: whole(blank_lines),
+            bare: v.whole(blank_lines),
         },
         marks_lines: Table {
             spaced: Vec::new(),
-            bare: whole(marks_then_lines),
+            bare: v.whole(marks_then_lines),
         },
     }
 }

@@ -48,7 +48,8 @@ pub fn estimate(text: &str) -> usize {
         let piece = pieces.get(i);
         let marks = pieces.marks_from(i);
         let next_known = known.get(i + 1).is_some_and(Option::is_some);
-        if piece.kind == Kind::Mark {
+        // Marks that take line breaks are known (one token), so only those are asked.
+        if piece.kind == Kind::Mark && known[i].is_some() {
             taken = known::lines_after_marks(&pieces, i, marks);
         }
         total += match piece.kind {
