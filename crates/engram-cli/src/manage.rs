@@ -588,10 +588,30 @@ fn print_review(review: &engram::SessionReview, all: bool) {
     if full {
         part("applied", &review.applied);
     }
-    part(
-        "new, waiting for review (confirm, edit --confirm or flag)",
-        &review.needs_review,
-    );
+    if !review.needs_review.is_empty() {
+        say!(
+            "new, waiting for review (confirm, edit --confirm or flag) ({})",
+            review.needs_review.len()
+        );
+        // Each with why it waits, so a person knows what confirming it settles.
+        for memory in &review.needs_review {
+            say!(
+                "  {} [{}] {}",
+                short(&memory.id),
+                memory.memory_type,
+                memory.content
+            );
+            let why = if memory.flags.needs_review {
+                memory.review_reason()
+            } else {
+                format!(
+                    "at trust level {} every new memory waits for you",
+                    review.trust.level
+                )
+            };
+            say!("    waits because {why}");
+        }
+    }
     if full {
         part("new, confirmed", &review.auto_confirmed);
         part("new", &review.learned);

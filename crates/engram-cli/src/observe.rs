@@ -244,7 +244,7 @@ fn print_report(replayed: &Replayed, all_discarded: bool) {
     for m in &r.promoted {
         say!(
             "  + [{}] {} {:.2}{} evidence {} at steps {:?}: {}",
-            m.signal.map_or("threshold_synthesis", |s| s.as_str()),
+            m.signal.map_or("session_record", |s| s.as_str()),
             m.memory_type.as_str(),
             m.confidence,
             if m.contaminated { " contaminated" } else { "" },

@@ -246,6 +246,16 @@ fn a_live_session_through_hooks_learns_what_its_transcript_replay_learns() {
     );
     for event in &session.events {
         match event {
+            // What the person typed comes as a prompt (the first is the session's task).
+            engram::observer::Event::Task { text } => {
+                let prompt = payload(
+                    &project,
+                    "UserPromptSubmit",
+                    "live",
+                    json!({ "prompt": text }),
+                );
+                let _ = context(&hook(&project.0, &prompt));
+            }
             engram::observer::Event::ToolCall(call) => {
                 calls.insert(call.id.clone(), call.clone());
             }
@@ -534,4 +544,144 @@ fn a_search_memory_already_answers_gets_the_answer_from_the_fifth_call() {
         "never twice"
     );
     assert_eq!(project.log(), "");
+}
+
+/// One tool call of a session, as Claude Code sends it after the call (PostToolUse, or
+/// PostToolUseFailure with its error).
+fn tool_call(
+    project: &Project,
+    session: &str,
+    id: &str,
+    tool: &str,
+    input: Json,
+    result: Result<Json, &str>,
+) -> String {
+    let (event, extra) = match result {
+        Ok(response) => ("PostToolUse", json!({ "tool_response": response })),
+        Err(error) => ("PostToolUseFailure", json!({ "error": error })),
+    };
+    let mut fields = json!({ "tool_name": tool, "tool_input": input, "tool_use_id": id });
+    if let (Some(fields), Some(extra)) = (fields.as_object_mut(), extra.as_object()) {
+        fields.extend(extra.clone());
+    }
+    payload(project, event, session, fields)
+}
+
+#[test]
+fn a_past_sessions_record_and_its_verified_fix_reach_a_new_session_on_a_similar_task() {
+    let project = Project::new("experience");
+    touch(&project, "src/settings.py");
+    touch(&project, "tests/test_settings.py");
+    let file = |f: &str| project.0.join(f);
+    let run = |stdin: String| context(&hook(&project.0, &stdin));
+    // The first session: the person's task, a failing test, the fix, the test passing.
+    run(payload(
+        &project,
+        "SessionStart",
+        "past",
+        json!({ "source": "startup" }),
+    ));
+    run(payload(
+        &project,
+        "UserPromptSubmit",
+        "past",
+        json!({ "prompt": "The settings loader crashes with KeyError when the timeout key is missing from settings.toml" }),
+    ));
+    run(tool_call(
+        &project,
+        "past",
+        "t1",
+        "Read",
+        json!({ "file_path": file("src/settings.py") }),
+        Ok(
+            json!({ "type": "text", "file": { "filePath": file("src/settings.py"), "content": "def load(raw):\n    return raw['timeout']\n" } }),
+        ),
+    ));
+    run(tool_call(
+        &project,
+        "past",
+        "t2",
+        "Bash",
+        json!({ "command": "pytest tests/test_settings.py" }),
+        Err("Exit code 1\nE   KeyError: 'timeout'\nFAILED tests/test_settings.py::test_defaults"),
+    ));
+    run(tool_call(
+        &project,
+        "past",
+        "t3",
+        "Edit",
+        json!({ "file_path": file("src/settings.py"), "old_string": "return raw['timeout']", "new_string": "return raw.get('timeout', DEFAULT_TIMEOUT)" }),
+        Ok(json!({ "filePath": file("src/settings.py") })),
+    ));
+    run(tool_call(
+        &project,
+        "past",
+        "t4",
+        "Bash",
+        json!({ "command": "pytest tests/test_settings.py" }),
+        Ok(json!({ "stdout": "1 passed", "stderr": "", "interrupted": false })),
+    ));
+    run(payload(&project, "Stop", "past", json!({})));
+    assert_eq!(project.log(), "", "nothing failed");
+
+    // A new session starts with no task yet: no past session is guessed at.
+    let start = run(payload(
+        &project,
+        "SessionStart",
+        "new",
+        json!({ "source": "startup" }),
+    ))
+    .unwrap_or_default();
+    assert!(!start.contains("Past sessions"), "{start}");
+    // Its first prompt, on a similar task, brings the past session back, at the default
+    // trust level, with what it changed and how it was validated.
+    let context = run(payload(
+        &project,
+        "UserPromptSubmit",
+        "new",
+        json!({ "prompt": "Loading settings.toml fails with a KeyError when the retries key is missing" }),
+    ))
+    .expect("the past session comes back");
+    assert!(
+        context.contains("Past sessions on similar tasks"),
+        "{context}"
+    );
+    assert!(
+        context
+            .contains("The settings loader crashes with KeyError when the timeout key is missing"),
+        "{context}"
+    );
+    assert!(context.contains("`src/settings.py`"), "{context}");
+    assert!(context.contains("added `DEFAULT_TIMEOUT`"), "{context}");
+    assert!(
+        context.contains("Validated with `pytest tests/test_settings.py` (passed)"),
+        "{context}"
+    );
+    // Reading the file it fixed brings the verified fix, not waiting for a review.
+    let read = run(tool_call(&project, "new", "n1", "Read", json!({ "file_path": file("src/settings.py") }),
+        Ok(json!({ "type": "text", "file": { "filePath": file("src/settings.py"), "content": "" } }))))
+        .expect("the fix comes with the file");
+    assert!(
+        read.contains("`pytest tests/test_settings.py` failed with")
+            && read.contains("DEFAULT_TIMEOUT"),
+        "{read}"
+    );
+    // The same prompt again brings nothing new: a session is shown a record once.
+    let again = run(payload(
+        &project,
+        "UserPromptSubmit",
+        "new",
+        json!({ "prompt": "Loading settings.toml fails with a KeyError when the retries key is missing" }),
+    ))
+    .unwrap_or_default();
+    assert!(!again.contains("Past sessions"), "{again}");
+    // The past session left exactly one record, however often it was finalized.
+    run(payload(&project, "Stop", "past", json!({})));
+    let records = rows(
+        &project.db(),
+        "SELECT count(*) FROM memories WHERE type = 'work_unit_outcome' AND session_id = ?1 AND deprecated = 0",
+        vec![Value::from("past")],
+    );
+    assert_eq!(records[0][0].as_i64("count").expect("count"), 1);
+    assert_eq!(project.log(), "", "nothing failed");
 }

@@ -588,6 +588,29 @@ impl NewMemory {
 }
 
 impl Memory {
+    /// Why the memory waits for a person's review, in their words (for a memory with
+    /// `needs_review` set): its code changed, it contradicts a memory trusted more, it was
+    /// learned after web content, or the observer saw it in one session only.
+    pub fn review_reason(&self) -> String {
+        if let Some(reason) = &self.stale_reason {
+            return format!("its code changed since it was written ({reason})");
+        }
+        if self.flags.contaminated {
+            return "it was learned after web content entered the session".to_owned();
+        }
+        if self
+            .relations
+            .iter()
+            .any(|r| r.relation_type == RelationType::ConflictsWith)
+        {
+            return "it contradicts a memory trusted more".to_owned();
+        }
+        match self.source {
+            MemorySource::ObserverInferred => "the observer saw it in one session only; a second session showing it, or your confirmation, lets it be injected".to_owned(),
+            _ => "it is not confirmed yet".to_owned(),
+        }
+    }
+
     /// The text shown on a citation chip: the stored citation, else the first 40
     /// characters of the content.
     pub fn citation(&self) -> String {

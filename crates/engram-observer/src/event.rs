@@ -33,6 +33,12 @@ pub enum Event {
         )]
         input_tokens: Option<u64>,
     },
+    /// The task as the person stated it (their prompt or the issue handed to the agent);
+    /// the first one is the session's task.
+    Task {
+        /// The person's words.
+        text: String,
+    },
     /// The session ended.
     SessionComplete {
         /// How it ended.
@@ -153,7 +159,7 @@ impl Event {
                 Event::ToolCall(call)
             }
             Event::ToolResult(result) if has(&result.output) => Event::ToolResult(result.clone()),
-            Event::Reasoning { text, .. } if has(text) => self.clone(),
+            Event::Reasoning { text, .. } | Event::Task { text } if has(text) => self.clone(),
             _ => return None,
         };
         match &mut event {
@@ -165,7 +171,7 @@ impl Event {
             Event::ToolResult(result) => {
                 scanner.redact_in_place(&mut result.output);
             }
-            Event::Reasoning { text, .. } => {
+            Event::Reasoning { text, .. } | Event::Task { text } => {
                 scanner.redact_in_place(text);
             }
             _ => {}

@@ -24,14 +24,16 @@ const CREATED_SHARE: f64 = 0.3;
 
 impl Scratchpad {
     /// The `n` hottest project files: editing a file weighs more than reading it, repeated
-    /// work counts with diminishing returns, files deleted by the session are left out and
-    /// files it created itself count for less.
+    /// work counts with diminishing returns, files a memory may not cite (scratch, deleted,
+    /// created and not known to be there; [`Scratchpad::citable`]) are left out and files
+    /// the session created itself count for less.
     pub fn hot_files(&self, n: usize) -> Vec<HotFile> {
         let mut hot: Vec<HotFile> = self
             .files
             .iter()
-            .filter(|f| !f.deleted)
-            .map(|f| {
+            .enumerate()
+            .filter(|&(id, _)| self.citable(id as u32))
+            .map(|(_, f)| {
                 let mut score = (1.0 + f64::from(f.reads)).ln();
                 if f.edits > 0 {
                     score += 2.0 + (1.0 + f64::from(f.edits)).ln();

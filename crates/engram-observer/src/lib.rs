@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 pub mod action;
+pub mod change;
 pub mod event;
 pub mod finalize;
 pub mod fingerprint;

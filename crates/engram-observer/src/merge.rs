@@ -45,6 +45,15 @@ impl Scratchpad {
                 target.last_step = target.last_step.max(file.last_step);
                 target.last_edit_step = target.last_edit_step.max(file.last_edit_step);
                 target.backtrack_steps.extend(&file.backtrack_steps);
+                target.failed_reads += file.failed_reads;
+                target.reverted |= file.reverted;
+                target.edit_log.extend(file.edit_log.iter().cloned());
+                target.edit_log.sort_by_key(|e| e.step);
+                target.edit_log.truncate(24);
+                target.first_edit_step = match (target.first_edit_step, file.first_edit_step) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
                 if file.edits > 0 {
                     editors
                         .entry(file.path.clone())
@@ -74,6 +83,7 @@ impl Scratchpad {
                         subject: error.subject.clone(),
                         signature: error.signature.clone(),
                         line: error.line.clone(),
+                        command: error.command.clone(),
                         ..Default::default()
                     }
                 });
@@ -100,6 +110,20 @@ impl Scratchpad {
                 let mut lesson = lesson.clone();
                 lesson.file = lesson.file.map(|f| map[f as usize]);
                 merged.lessons.push(lesson);
+            }
+            if merged.task.is_none() {
+                merged.task.clone_from(&pad.task);
+            }
+            for run in &pad.test_runs {
+                match merged
+                    .test_runs
+                    .iter_mut()
+                    .find(|r| r.command == run.command)
+                {
+                    Some(existing) if existing.step <= run.step => *existing = run.clone(),
+                    Some(_) => {}
+                    None => merged.test_runs.push(run.clone()),
+                }
             }
             for command in &pad.test_commands {
                 if !merged.test_commands.contains(command) {

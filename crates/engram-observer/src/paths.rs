@@ -130,6 +130,58 @@ pub fn is_config(path: &str) -> bool {
         || path.contains("/config/")
 }
 
+/// Folders whose files are produced by builds, installs, test runs and tools, never the
+/// project's own source: a memory citing them points a later session at output.
+const OUTPUT_FOLDERS: &[&str] = &[
+    "build",
+    "dist",
+    "target",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    ".eggs",
+    "htmlcov",
+    ".git",
+    ".engram",
+    ".next",
+    "_build",
+    "deps",
+    "coverage",
+    ".cache",
+    "tmp",
+    "temp",
+];
+
+/// Whether a project path is scratch rather than the project's own file: an editor backup
+/// or patch leftover (`x.py.bak`, `x.py~`, `x.orig`, `.x.swp`), compiled output (`.pyc`),
+/// or anything under a build, install, cache or temporary folder (`build/lib/…`,
+/// `__pycache__/…`, `Temp/…`, `x.egg-info/…`). Such files are evidence of what a session
+/// did, never what a memory should send a later session to.
+pub fn is_scratch_path(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let lower = name.to_ascii_lowercase();
+    let backup = lower.ends_with('~')
+        || [
+            ".bak", ".orig", ".rej", ".swp", ".swo", ".tmp", ".old", ".pyc", ".pyo", ".backup",
+        ]
+        .iter()
+        .any(|suffix| lower.ends_with(suffix))
+        || lower.contains(".bak.")
+        || (lower.starts_with(".#"));
+    let folders = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    backup
+        || folders.split('/').any(|folder| {
+            let folder = folder.to_ascii_lowercase();
+            OUTPUT_FOLDERS.contains(&folder.as_str()) || folder.ends_with(".egg-info")
+        })
+}
+
 /// The module a file belongs to: its first two folders (`src/auth/jwt.ts` → `src/auth`), or
 /// the root module `.` for top-level files.
 pub fn module_of(path: &str) -> &str {
@@ -191,6 +243,25 @@ mod tests {
             is_config("setup.cfg") && is_config("app/config/dev.exs") && !is_config("src/a.py")
         );
         assert_eq!(module_of("src/auth/jwt.ts"), "src/auth");
+        for scratch in [
+            "utils.py.bak",
+            "src/a.py~",
+            "build/lib/requests/__init__.py",
+            "Temp/MyPackage/MyModule.py",
+            "src/__pycache__/a.cpython-311.pyc",
+            "requests.egg-info/SOURCES.txt",
+            "lib/x.py.orig",
+        ] {
+            assert!(is_scratch_path(scratch), "{scratch}");
+        }
+        for project in [
+            "src/build.rs",
+            "requests/models.py",
+            "lib/temp_utils.py",
+            "tests/test_a.py",
+        ] {
+            assert!(!is_scratch_path(project), "{project}");
+        }
         assert_eq!(module_of("src/a/b/c.ts"), "src/a");
         assert_eq!(module_of("setup.py"), ".");
         assert_eq!(module_of("lib/x.ex"), "lib");

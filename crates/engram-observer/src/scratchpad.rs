@@ -50,6 +50,45 @@ pub struct FileStats {
     pub last_edit_step: Option<u32>,
     /// Steps where an edit followed another within [`BACKTRACK_WINDOW`].
     pub backtrack_steps: Vec<u32>,
+    /// What its edits did to its code, as the edits show it, first few (see
+    /// [`crate::change::describe`]).
+    #[serde(default)]
+    pub edit_log: Vec<crate::change::Edit>,
+    /// The step of its first edit.
+    #[serde(default)]
+    pub first_edit_step: Option<u32>,
+    /// Reads of it that failed (the file was not there).
+    #[serde(default)]
+    pub failed_reads: u32,
+    /// Its last edit was a revert (`git checkout -- f`) after edits of the session.
+    #[serde(default)]
+    pub reverted: bool,
+}
+
+impl FileStats {
+    /// What the session's edits did to the file, net (see [`crate::change::describe`]).
+    pub fn change(&self) -> Option<String> {
+        crate::change::describe(&self.edit_log)
+    }
+
+    /// What the edits between steps `from` and `to` (both included) did to the file, net.
+    pub fn change_between(&self, from: u32, to: u32) -> Option<String> {
+        crate::change::describe(
+            self.edit_log
+                .iter()
+                .filter(|e| e.step >= from && e.step <= to),
+        )
+    }
+
+    /// What the edits before the file's last revert tried.
+    pub fn reverted_change(&self) -> Option<String> {
+        let last_revert = self.edit_log.iter().rposition(|e| e.revert)?;
+        let first = self.edit_log[..last_revert]
+            .iter()
+            .rposition(|e| e.revert)
+            .map_or(0, |i| i + 1);
+        crate::change::describe(&self.edit_log[first..last_revert])
+    }
 }
 
 /// Two files accessed within [`CO_ACCESS_WINDOW`] steps.
@@ -82,6 +121,22 @@ pub struct ErrorStats {
     pub resolved_step: Option<u32>,
     /// Files edited between the first failure and the success.
     pub fixed_by: Vec<FileId>,
+    /// The first failing command line as typed (redacted, cut short), when it was a shell
+    /// command.
+    #[serde(default)]
+    pub command: String,
+}
+
+/// One test command and how its latest run ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestRun {
+    /// The command (program and its first operand, `pytest testing/test_x.py`).
+    pub command: String,
+    /// Its latest run passed.
+    pub passed: bool,
+    /// The step of that run.
+    pub step: u32,
 }
 
 /// One search pattern.
@@ -146,6 +201,12 @@ struct PendingCall {
     searches: Vec<String>,
     globs: Vec<String>,
     file: Option<FileId>,
+    /// The command line as typed, for shell calls (cut short).
+    #[serde(default)]
+    command: Option<String>,
+    /// The test command it ran, if any.
+    #[serde(default)]
+    test: Option<String>,
 }
 
 /// A session's scratchpad. Serializable: [`Scratchpad::checkpoint`] and
@@ -160,6 +221,9 @@ pub struct Scratchpad {
     /// How the session ended (set by [`Event::SessionComplete`]).
     pub outcome: Option<Outcome>,
     pub(crate) normalizer: PathNormalizer,
+    /// The task as the person first stated it (redacted, cut short), when the host said.
+    #[serde(default)]
+    pub task: Option<String>,
     /// The latest step seen.
     pub step: u32,
     /// Events ingested.
@@ -184,6 +248,9 @@ pub struct Scratchpad {
     pub sequences: HashMap<String, u32>,
     /// Test commands in the order they were first run.
     pub test_commands: Vec<String>,
+    /// Each test command with how its latest run ended, in first-run order.
+    #[serde(default)]
+    pub test_runs: Vec<TestRun>,
     /// Reads that followed a search for an import.
     pub import_chases: Vec<(u32, FileId)>,
     /// Steps whose context grew more than twice the running mean.
@@ -224,6 +291,10 @@ pub struct Scratchpad {
     last_search_import: bool,
     #[serde(skip)]
     scanner: Option<&'static SecretScanner>,
+    /// What the host knows of the session's files at the end: present (`true`) or gone
+    /// (`false`); files it does not know are judged by what the session did to them.
+    #[serde(skip)]
+    presence: HashMap<String, bool>,
 }
 
 impl Scratchpad {
@@ -237,6 +308,7 @@ impl Scratchpad {
             session_id: session_id.into(),
             kind,
             outcome: None,
+            task: None,
             normalizer,
             step: 0,
             events: 0,
@@ -250,6 +322,7 @@ impl Scratchpad {
             external_step: None,
             sequences: HashMap::new(),
             test_commands: Vec::new(),
+            test_runs: Vec::new(),
             import_chases: Vec::new(),
             token_spikes: Vec::new(),
             slow_steps: Vec::new(),
@@ -270,6 +343,7 @@ impl Scratchpad {
             pending: VecDeque::new(),
             last_search_import: false,
             scanner: SecretScanner::shared().ok(),
+            presence: HashMap::new(),
         }
     }
 
@@ -366,6 +440,11 @@ impl Scratchpad {
                     self.token_steps += 1;
                 }
             }
+            Event::Task { text } => {
+                if self.task.is_none() {
+                    self.task = task_text(&self.normalizer.relative_text(text));
+                }
+            }
             Event::SessionComplete { outcome } => self.outcome = Some(*outcome),
         }
         self.check_triggers();
@@ -431,10 +510,16 @@ impl Scratchpad {
             .iter()
             .find_map(|k| call.input.get(*k).and_then(serde_json::Value::as_str))
             .and_then(crate::shell::subject);
+        let typed = ["command", "cmd"]
+            .iter()
+            .find_map(|k| call.input.get(*k).and_then(serde_json::Value::as_str))
+            .map(|c| clip(&self.normalizer.relative_text(c.trim()), MAX_COMMAND_CHARS));
+        let change = crate::change::edit_of(&call.tool, &call.input, step);
         let mut pending = PendingCall {
             id: call.id.clone(),
             step,
             subject: shell_subject.unwrap_or_else(|| call.tool.clone()),
+            command: typed,
             ..PendingCall::default()
         };
         for action in &actions {
@@ -459,6 +544,7 @@ impl Scratchpad {
                 Action::Edit { path, created } => {
                     if let Some(id) = self.access(path, step, true, *created) {
                         pending.file = Some(id);
+                        self.note_change(id, change.as_ref());
                     }
                 }
                 Action::Delete { path } => {
@@ -496,6 +582,9 @@ impl Scratchpad {
                         && !self.test_commands.contains(command)
                     {
                         self.test_commands.push(command.clone());
+                    }
+                    if *test {
+                        pending.test = Some(command.clone());
                     }
                 }
                 Action::External => {
@@ -559,6 +648,7 @@ impl Scratchpad {
             }
             file.edits += 1;
             file.deleted = false;
+            file.first_edit_step.get_or_insert(step);
             if let Some(last) = file.last_edit_step {
                 if step > last
                     && step - last <= BACKTRACK_WINDOW
@@ -632,6 +722,18 @@ impl Scratchpad {
         let step = result.step.max(call.step);
         // Claude Code cancels parallel calls when one fails; only the failing one counts.
         let cancelled = result.output.contains("Sibling tool call errored");
+        if let Some(test) = &call.test {
+            if !cancelled {
+                self.record_test_run(test, !result.is_error, step);
+            }
+        }
+        if result.is_error && !cancelled {
+            if let Some(file) = call.file.and_then(|id| self.files.get_mut(id as usize)) {
+                if file.edits == 0 {
+                    file.failed_reads += 1;
+                }
+            }
+        }
         if result.is_error && !cancelled {
             // Only short, redacted text is kept: the signature and the line naming the error.
             let (signature, line) = error_parts(&result.output);
@@ -648,6 +750,7 @@ impl Scratchpad {
                 subject: call.subject.clone(),
                 signature,
                 line,
+                command: call.command.clone().unwrap_or_default(),
                 ..ErrorStats::default()
             });
             entry.count += 1;
@@ -677,12 +780,105 @@ impl Scratchpad {
         }
     }
 
+    /// Records what an edit of file `id` did to its code, and whether it was a revert of
+    /// the session's own edits.
+    fn note_change(&mut self, id: FileId, change: Option<&crate::change::Edit>) {
+        let Some(file) = self.files.get_mut(id as usize) else {
+            return;
+        };
+        file.reverted = change.is_some_and(|c| c.revert) && file.edits > 1;
+        if let Some(change) = change {
+            if file.edit_log.len() < MAX_EDITS_LOGGED {
+                file.edit_log.push(change.clone());
+            }
+        }
+    }
+
+    fn record_test_run(&mut self, command: &str, passed: bool, step: u32) {
+        if let Some(run) = self.test_runs.iter_mut().find(|r| r.command == command) {
+            run.passed = passed;
+            run.step = step;
+        } else if self.test_runs.len() < MAX_STEPS_PER_ITEM {
+            self.test_runs.push(TestRun {
+                command: command.to_owned(),
+                passed,
+                step,
+            });
+        }
+    }
+
+    /// Tells the scratchpad which of its files the host found present (`true`) or gone
+    /// (`false`) at the end of the session (a file probe, the code index, `git ls-files`).
+    pub fn set_file_presence(&mut self, presence: HashMap<String, bool>) {
+        self.presence = presence;
+    }
+
+    /// Whether a memory may cite file `id` as the project's: not scratch by its name, not
+    /// gone, not created and deleted by the session, not a failed read of a file that was
+    /// never there, and, when the session created it, still present by the host's word.
+    pub fn citable(&self, id: FileId) -> bool {
+        let Some(file) = self.file(id) else {
+            return false;
+        };
+        if crate::paths::is_scratch_path(&file.path) || file.deleted {
+            return false;
+        }
+        match self.presence.get(&file.path) {
+            Some(present) => *present,
+            None => !file.created && (file.edits > 0 || file.reads > file.failed_reads),
+        }
+    }
+
+    /// [`Scratchpad::citable`] by path.
+    pub fn citable_path(&self, path: &str) -> bool {
+        self.file_id(path).is_some_and(|id| self.citable(id))
+    }
+
     /// Config files edited this session.
     pub fn config_edits(&self) -> impl Iterator<Item = &FileStats> {
         self.files
             .iter()
             .filter(|f| f.edits > 0 && is_config(&f.path))
     }
+}
+
+/// Tasks are kept to this many characters: enough to recognise the task again.
+pub const MAX_TASK_CHARS: usize = 400;
+/// Command lines kept with a failure are cut to this many characters.
+const MAX_COMMAND_CHARS: usize = 160;
+/// Edits whose changes are kept per file.
+const MAX_EDITS_LOGGED: usize = 24;
+
+/// The task as it is kept: whitespace collapsed, the harness's framing around it dropped
+/// (`<pr_description>` wrappers, "Consider the following PR description:"), cut short.
+/// `None` when nothing is left.
+pub fn task_text(text: &str) -> Option<String> {
+    let mut body = text.trim();
+    for (open, close) in [
+        ("<pr_description>", "</pr_description>"),
+        ("<task>", "</task>"),
+    ] {
+        if let Some(start) = body.find(open) {
+            let rest = &body[start + open.len()..];
+            body = rest.find(close).map_or(rest, |end| &rest[..end]);
+        }
+    }
+    let body = body
+        .trim()
+        .trim_start_matches("Consider the following PR description:")
+        .trim();
+    let collapsed: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!collapsed.is_empty()).then(|| clip(&collapsed, MAX_TASK_CHARS))
+}
+
+/// `text` cut to `max` characters, with an ellipsis when cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max - 1).collect();
+    out.push('…');
+    out
 }
 
 fn push_bounded<T>(queue: &mut VecDeque<T>, item: T) {

@@ -295,11 +295,18 @@ fn simple_actions(simple: &Simple, cwd: &mut String, out: &mut Vec<Action>) {
     let file = |arg: &String| join(cwd, arg);
     match program.as_str() {
         "cd" => {
-            let target = args.first().map(String::as_str).unwrap_or("");
-            *cwd = if target.is_empty() || target == "~" || target.starts_with('/') {
-                String::new()
-            } else {
-                join(cwd, target)
+            let target = args
+                .iter()
+                .find(|a| !matches!(a.as_str(), "-P" | "-L" | "-e" | "--"))
+                .map(String::as_str)
+                .unwrap_or("");
+            // An absolute folder is kept as it is (the normalizer places it under a root, or
+            // leaves what is outside the project out); home is not the project.
+            *cwd = match target {
+                "" | "~" => String::new(),
+                "-" => cwd.clone(),
+                t if t.starts_with('~') => "~".to_owned(),
+                t => join(cwd, t),
             };
         }
         p if READERS.contains(&p) => {
@@ -684,6 +691,36 @@ mod tests {
         assert_eq!(
             actions("git checkout -- src/x.py"),
             vec![edit("src/x.py", false)]
+        );
+    }
+
+    #[test]
+    fn cd_is_followed_through_compounds_and_absolute_folders() {
+        assert_eq!(
+            actions("ROOT=$(git rev-parse --show-toplevel) && cd src/app && cat models.py"),
+            vec![read("src/app/models.py", false)]
+        );
+        assert_eq!(
+            actions("export X=\"$(pwd)\"; cd lib && sed -n '1,20p' a.ex"),
+            vec![read("lib/a.ex", true)]
+        );
+        // An absolute folder stays absolute: the normalizer places it under the project
+        // root, or leaves it out when it is elsewhere.
+        assert_eq!(
+            actions("cd /testbed/src && cat a.py"),
+            vec![read("/testbed/src/a.py", false)]
+        );
+        assert_eq!(
+            actions("cd /tmp/work && cat a.py"),
+            vec![read("/tmp/work/a.py", false)]
+        );
+        assert_eq!(
+            actions("cd ~/other && cat a.py"),
+            vec![read("~/a.py", false)]
+        );
+        assert_eq!(
+            actions("cd -P lib && cat b.py"),
+            vec![read("lib/b.py", false)]
         );
     }
 

@@ -118,7 +118,9 @@ impl SignalClass {
                 &[M::CausalDependency, M::PrefetchPattern],
             ),
             SignalClass::SelfCorrection => p(0.94, 0.80, 0.15, 1, &[M::Gotcha, M::ModuleInsight]),
-            SignalClass::ErrorRetry => p(0.90, 0.80, 0.20, 2, &[M::ErrorPattern, M::Gotcha]),
+            // One failure that a change made pass is a verified fix: the evidence is the
+            // passing run, not a count.
+            SignalClass::ErrorRetry => p(0.90, 0.80, 0.20, 1, &[M::ErrorPattern, M::Gotcha]),
             SignalClass::ParallelConflict => p(0.90, 0.70, 0.20, 1, &[M::Gotcha]),
             SignalClass::ReadAbandon => p(0.86, 0.70, 0.25, 3, &[M::Gotcha]),
             SignalClass::RepeatedGrep => p(0.80, 0.70, 0.25, 2, &[M::ModuleInsight, M::Gotcha]),
@@ -135,6 +137,31 @@ impl SignalClass {
             SignalClass::TimeAnomaly => p(0.48, 0.40, 0.40, 3, &[M::Gotcha]),
             SignalClass::DeadEnd => p(0.85, 0.80, 0.20, 1, &[M::DeadEnd]),
         }
+    }
+
+    /// Whether the class is kept for statistics only and never written as a memory: what
+    /// it would say is a template about the session's process ("took N searches", "a
+    /// recurring workflow", "validated with", "check assumptions", "read again and again"),
+    /// not something a later session can act on. Its counts still feed hot files, co-access
+    /// edges and the cross-session statistics; the session record carries what the session
+    /// validated with.
+    pub fn retired(self) -> bool {
+        matches!(
+            self,
+            SignalClass::FileAccess
+                | SignalClass::RepeatedGrep
+                | SignalClass::ReadAbandon
+                | SignalClass::Backtrack
+                | SignalClass::ToolSequence
+                | SignalClass::TestOrder
+                | SignalClass::GlobIgnore
+                | SignalClass::ExternalReference
+                | SignalClass::ImportChase
+                | SignalClass::ContextTokenSpike
+                | SignalClass::TimeAnomaly
+                | SignalClass::StepOverrun
+                | SignalClass::ParallelConflict
+        )
     }
 
     /// The class's value with its default false-positive rate.

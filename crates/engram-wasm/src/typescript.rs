@@ -460,6 +460,7 @@ export type ObserverEvent =
   | { type: "tool_result"; step: number; id?: string; output?: string; isError?: boolean }
   | { type: "reasoning"; step: number; text: string }
   | { type: "step_complete"; step: number; inputTokens?: number }
+  | { type: "task"; text: string }
   | { type: "session_complete"; outcome: SessionOutcome };
 export interface Trigger { signal: string; step: number; priority: number; }
 export interface HotFile { path: string; score: number; reads: number; edits: number; }
@@ -472,6 +473,8 @@ export interface SessionReport {
   sessionId: string; outcome: SessionOutcome; events: number; hotFiles: HotFile[];
   promoted: PromotedMemory[]; discarded: DiscardedObservation[];
   alreadyFinalized: boolean; synthesizedByLlm: boolean; triggers: Trigger[];
+  /** The session's record (its task, what it changed, how it was validated, its outcome). */
+  record?: PromotedMemory;
 }
 export interface ParsedTranscript {
   id: string; format: "claude-code" | "mini-swe-agent"; roots: string[];

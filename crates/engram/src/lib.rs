@@ -80,7 +80,7 @@ pub use crate::manage::{
     FLAGS_SUGGESTING_CAUTION, GROWTH_WEEKS, MAX_MAP_FILES, MAX_PAGE, MAX_SESSIONS, MIN_ID_PREFIX,
     PREVIEW_ID,
 };
-pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES, SYNTHESIS_THRESHOLDS};
+pub use crate::observe::{PromotedMemory, SessionReport, REPORTED_HOT_FILES};
 pub use crate::options::{
     DatabaseTarget, EmbedderKind, EmbedderOptions, EngramOptions, RerankerOptions, DEFAULT_PROJECT,
 };

@@ -98,7 +98,8 @@ async fn co_access_is_promoted_on_the_third_session_and_only_once() {
         .any(|d| d.key == "co:src/auth/session.py|src/auth/tokens.py"
             && d.reason.starts_with("novelty")));
 
-    // The promoted memory is stored, observer-inferred, awaiting review, and searchable.
+    // The promoted memory is stored, observer-inferred, injected without review (three
+    // sessions showed it), and searchable.
     let promoted = third
         .promoted
         .iter()
@@ -115,7 +116,7 @@ async fn co_access_is_promoted_on_the_third_session_and_only_once() {
         .expect("get")
         .expect("stored");
     assert_eq!(stored.source, MemorySource::ObserverInferred);
-    assert!(stored.flags.needs_review);
+    assert!(!stored.flags.needs_review);
     let found = engram
         .search(&SearchQuery::new("session tokens"))
         .await
@@ -154,7 +155,7 @@ async fn an_unfinished_session_is_recovered_as_cancelled() {
     let mut pad = typical("crashed");
     pad.observe(&Event::Reasoning {
         step: 4,
-        text: "This approach won't work: the token cache is per process.".into(),
+        text: "This approach won't work: `token_cache` is per process.".into(),
     });
     engram.checkpoint_session(&pad).await.expect("checkpoint");
     drop(pad);

@@ -2,12 +2,14 @@
 //! side by side in one run (BM25 only, dense only, the full pipeline, and the full pipeline
 //! with one stage switched off), with latency per query.
 
+mod audit;
 mod calibration;
 mod cosqa;
 mod duplicates;
 mod instructions;
 mod observer;
 mod paired;
+mod reuse;
 mod rules;
 mod staleness;
 mod swebench;
@@ -27,7 +29,10 @@ pub use self::vectors::CachedEmbedder;
 #[derive(Args)]
 pub struct EvalArgs {
     /// Which dataset: cosqa (code search), swebench (file localization on pytest),
-    /// observer (the observer replayed over the trajectories) or duplicates (every
+    /// observer (the observer replayed over the trajectories), reuse (experience brought
+    /// back: the session-start context for a later task against BM25 over past tasks),
+    /// audit (everything learned, by signal class, with non-project citations) or
+    /// duplicates (every
     /// recording replayed five times as new sessions, in different orders, counting what
     /// consolidation kept), staleness (memories about pytest's code flagged when the
     /// next release changes it) or instructions (the real instruction files imported, then
@@ -225,13 +230,15 @@ pub async fn run(args: &EvalArgs, target: &Target, json: bool) -> Result<(), Cli
         "cosqa" => cosqa::run(args, &data, &systems, target, json).await,
         "swebench" => swebench::run(args, &data, &systems, target, json).await,
         "observer" => observer::run(args, &data, target, json).await,
+        "reuse" => reuse::run(args, &data, target, json).await,
+        "audit" => audit::run(args, &data, target, json).await,
         "duplicates" => duplicates::run(args, &data, target, json).await,
         "staleness" => staleness::run(args, target, json).await,
         "instructions" => instructions::run(args, &data, target, json).await,
         "rules" => rules::run(args, &data, &systems, target, json).await,
         other => Err(CliError::Usage(format!(
-            "unknown dataset {other:?}; available: cosqa, swebench, rules, observer, duplicates, \
-staleness, instructions"
+            "unknown dataset {other:?}; available: cosqa, swebench, rules, observer, reuse, audit, \
+duplicates, staleness, instructions"
         ))),
     }
 }

@@ -7,6 +7,9 @@
 //! Content comes from deterministic templates; a host LLM may rewrite it afterwards.
 
 mod observations;
+mod record;
+
+pub use record::{is_session_record, MAX_RECORD_TASK_CHARS, RECORD_TAG, RECORD_TASK_PREFIX};
 
 use std::collections::{HashMap, HashSet};
 
@@ -129,6 +132,10 @@ pub struct Finalized {
     pub observed: Vec<(String, u32)>,
     /// Modules the session worked in.
     pub modules: Vec<String>,
+    /// The session's record: its task, what it changed, how it was validated, the errors
+    /// it fixed and its outcome (`None` when it neither stated a task nor changed a project
+    /// file).
+    pub record: Option<NewMemory>,
 }
 
 impl Scratchpad {
@@ -163,6 +170,19 @@ impl Scratchpad {
                 reason,
             };
             if !seen.insert(observation.key.clone()) {
+                continue;
+            }
+            if class.retired() {
+                discarded.push(drop(
+                    "retired: counted for statistics, never written as a memory".to_owned(),
+                ));
+                continue;
+            }
+            if observation.content.is_empty() {
+                discarded.push(drop(
+                    "content: nothing a later session could act on (an error without the change that fixed it)"
+                        .to_owned(),
+                ));
                 continue;
             }
             if outcome != Outcome::Success && class != SignalClass::DeadEnd {
@@ -266,7 +286,7 @@ impl Scratchpad {
                 session_id: Some(self.session_id.clone()),
                 provenance_session_ids: vec![self.session_id.clone()],
                 flags: TrustFlags {
-                    needs_review: true,
+                    needs_review: contaminated || !well_evidenced(class, evidence),
                     contaminated,
                     ..TrustFlags::default()
                 },
@@ -302,7 +322,29 @@ impl Scratchpad {
             discarded,
             observed,
             modules,
+            record: self.session_record(outcome),
         }
+    }
+}
+
+/// Whether a lesson stands on enough evidence to reach agents before a person reviews it:
+/// a fix verified by a passing run, or the same observation in two or more sessions (or
+/// occurrences). A lesson seen once waits for review, or for a second session.
+pub fn well_evidenced(class: SignalClass, evidence: u32) -> bool {
+    class == SignalClass::ErrorRetry || evidence >= 2
+}
+
+/// Why an observer memory waits for review, in a person's words.
+pub fn review_reason(class: Option<SignalClass>, contaminated: bool) -> &'static str {
+    if contaminated {
+        return "it was learned after web content entered the session";
+    }
+    match class {
+        Some(SignalClass::SelfCorrection | SignalClass::DeadEnd) => {
+            "it was seen in one session only; a second session showing it, or your confirmation, lets it be injected"
+        }
+        Some(_) => "its evidence is thin; your confirmation lets it be injected",
+        None => "it was inferred by the observer and not yet confirmed",
     }
 }
 

@@ -23,6 +23,7 @@ impl Scratchpad {
         self.co_access(&ranked, &mut out);
         self.error_retries(&ranked, &mut out);
         self.lessons(&ranked, &mut out);
+        self.reverted_edits(&mut out);
         self.repeated_searches(&ranked, &mut out);
         self.file_struggles(&ranked, &mut out);
         self.config_touches(&ranked, &mut out);
@@ -66,7 +67,10 @@ impl Scratchpad {
     fn co_access(&self, _ranked: &[HotFile], out: &mut Vec<Observation>) {
         let mut pairs: Vec<(&u64, &crate::scratchpad::PairStats)> = self.pairs.iter().collect();
         pairs.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(b.0)));
-        for (&key, pair) in pairs.into_iter().take(TOP_PAIRS) {
+        let citable = |&(&key, _): &(&u64, &crate::scratchpad::PairStats)| {
+            self.citable((key >> 32) as FileId) && self.citable((key & 0xffff_ffff) as FileId)
+        };
+        for (&key, pair) in pairs.into_iter().filter(citable).take(TOP_PAIRS) {
             let (low, high) = ((key >> 32) as FileId, (key & 0xffff_ffff) as FileId);
             let (a, b) = (self.path_of(low), self.path_of(high));
             let (first, second) = if pair.low_first * 2 >= pair.count {
@@ -93,11 +97,14 @@ impl Scratchpad {
     /// Failures that were retried until they passed, or kept coming back.
     fn error_retries(&self, _ranked: &[HotFile], out: &mut Vec<Observation>) {
         let mut errors: Vec<&crate::scratchpad::ErrorStats> = self.errors.values().collect();
+        // The first failure of each fix first: it is the one the fix was for.
         errors.sort_by(|a, b| {
-            b.count
-                .cmp(&a.count)
+            a.steps
+                .first()
+                .cmp(&b.steps.first())
                 .then_with(|| a.signature.cmp(&b.signature))
         });
+        let mut fixes_told: Vec<Vec<FileId>> = Vec::new();
         for error in errors {
             // A failure is a lesson when it was retried until it passed, or keeps coming
             // back; a file utility failing on a missing file is not.
@@ -106,17 +113,27 @@ impl Scratchpad {
             if trivial || (error.resolved_step.is_none() && error.count < 3) {
                 continue;
             }
-            let fixed: Vec<String> = error.fixed_by.iter().map(|&id| self.path_of(id)).collect();
-            let shown = if error.line.is_empty() {
-                error.signature.as_str()
-            } else {
-                error.line.as_str()
-            };
-            let resolution = match (error.resolved_step, fixed.is_empty()) {
-                (Some(step), false) => format!(" It passed at step {step} after editing {}.", list(&fixed)),
-                (Some(step), true) => format!(" It passed at step {step} without a file edit (a changed command or environment)."),
-                (None, _) => " It was not resolved in that session.".to_owned(),
-            };
+            // Only the project's files are cited as the fix; the memory is the error and
+            // the change that made it pass, so an error without one carries no lesson
+            // (it is still counted for the cross-session statistics).
+            let mut fixed: Vec<FileId> = error
+                .fixed_by
+                .iter()
+                .copied()
+                .filter(|&id| self.citable(id))
+                .collect();
+            fixed.sort_unstable();
+            // A failure that first showed after the session had already edited every file
+            // that fixed it came from the session's own edit (a typo, a broken indent):
+            // repairing it teaches nothing about the project. And one fix is told once,
+            // for the failure it was made for.
+            let self_inflicted = self.self_inflicted(error, &fixed);
+            let told = fixes_told.contains(&fixed);
+            if !self_inflicted && !told && error.resolved_step.is_some() {
+                fixes_told.push(fixed.clone());
+            }
+            let lesson =
+                error.resolved_step.is_some() && !fixed.is_empty() && !self_inflicted && !told;
             let mut steps = error.steps.clone();
             steps.extend(error.resolved_step);
             out.push(Observation {
@@ -124,11 +141,11 @@ impl Scratchpad {
                 key: format!("err:{}|{}", error.subject, error.signature),
                 count: error.count,
                 evidence_steps: steps,
-                files: fixed,
-                content: format!(
-                    "`{}` failed with: {shown} ({} times).{resolution}",
-                    error.subject, error.count
-                ),
+                files: fixed.iter().map(|&id| self.path_of(id)).collect(),
+                content: match lesson {
+                    true => self.error_fix_text(error, &fixed),
+                    false => String::new(),
+                },
                 originating_step: error.resolved_step.unwrap_or(self.step),
             });
         }
@@ -139,7 +156,9 @@ impl Scratchpad {
         let mut lessons: Vec<&crate::scratchpad::Lesson> = self.lessons.iter().collect();
         lessons.sort_by_key(|l| (l.file.is_none(), l.step));
         for lesson in lessons.into_iter().take(MAX_LESSONS) {
-            let file = lesson.file.map(|id| self.path_of(id));
+            // A lesson is about the file it names, not the file last touched; one that
+            // names none stands on its own.
+            let file = self.file_named_in(&lesson.text);
             // The lesson itself, in the agent's words without its thinking aloud, and the
             // file it was working on as its context.
             let content = match (lesson.dead_end, file.as_deref()) {
@@ -164,6 +183,128 @@ impl Scratchpad {
                 content,
                 originating_step: lesson.step,
             });
+        }
+    }
+
+    /// Edits the session made and then reverted: an approach tried and given up, with
+    /// the agent's own reason when it gave one around the revert.
+    fn reverted_edits(&self, out: &mut Vec<Observation>) {
+        for (id, file) in self.files.iter().enumerate() {
+            if !file.reverted || !self.citable(id as FileId) {
+                continue;
+            }
+            let step = file.last_edit_step.unwrap_or(file.last_step);
+            let tried_change = file.reverted_change();
+            let tried = tried_change
+                .as_deref()
+                .map_or(String::new(), |c| format!(" ({c})"));
+            let reason = self
+                .lessons
+                .iter()
+                .filter(|l| l.step + 3 >= step && l.step <= step + 1)
+                .map(|l| format!(" The agent's reason: {}", l.text))
+                .next()
+                .unwrap_or_default();
+            out.push(Observation {
+                class: SignalClass::DeadEnd,
+                key: format!(
+                    "reverted:{}|{}",
+                    file.path,
+                    tried_change.as_deref().unwrap_or("")
+                ),
+                count: 1,
+                evidence_steps: vec![file.first_step, step],
+                files: vec![file.path.clone()],
+                content: format!(
+                    "Changing `{}`{tried} was tried and reverted.{reason}",
+                    file.path
+                ),
+                originating_step: step,
+            });
+        }
+    }
+
+    /// Whether a failure fixed by editing `fixed` first showed after the session had edited
+    /// every one of them: the session's own edit caused it.
+    pub(super) fn self_inflicted(
+        &self,
+        error: &crate::scratchpad::ErrorStats,
+        fixed: &[FileId],
+    ) -> bool {
+        let first_failure = error.steps.first().copied().unwrap_or(0);
+        !fixed.is_empty()
+            && fixed.iter().all(|&id| {
+                self.file(id)
+                    .and_then(|f| f.first_edit_step)
+                    .is_some_and(|edited| edited < first_failure)
+            })
+    }
+
+    /// The text of an error and its fix: the command that failed, the line that says
+    /// why, and what the edits that made it pass changed.
+    pub(super) fn error_fix_text(
+        &self,
+        error: &crate::scratchpad::ErrorStats,
+        fixed: &[FileId],
+    ) -> String {
+        let shown = if error.line.is_empty() {
+            error.signature.as_str()
+        } else {
+            error.line.as_str()
+        };
+        let command = if error.command.is_empty() {
+            error.subject.as_str()
+        } else {
+            error.command.as_str()
+        };
+        // What the edits between the first failure and the passing run changed.
+        let from = error.steps.first().copied().unwrap_or(0);
+        let to = error.resolved_step.unwrap_or(self.step);
+        let fixes: Vec<String> = fixed
+            .iter()
+            .filter_map(|&id| self.file(id))
+            .map(|f| match f.change_between(from, to) {
+                None => format!("`{}`", f.path),
+                Some(change) => format!("`{}` ({change})", f.path),
+            })
+            .collect();
+        format!(
+            "`{command}` failed with `{}`; it passed after changing {}.",
+            shown.trim().replace('`', "'"),
+            fixes.join(", ")
+        )
+    }
+
+    /// The session's file that `text` names, by its path or, when only one file has that
+    /// name, by its file name.
+    fn file_named_in(&self, text: &str) -> Option<String> {
+        let mentions = |needle: &str| {
+            text.match_indices(needle).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let after = text[at + needle.len()..].chars().next();
+                let bounded = |c: Option<char>| {
+                    c.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '/'))
+                };
+                bounded(before) && after.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+            })
+        };
+        let citable = || {
+            self.files
+                .iter()
+                .enumerate()
+                .filter(|&(id, _)| self.citable(id as FileId))
+                .map(|(_, f)| f)
+        };
+        if let Some(file) = citable().find(|f| mentions(&f.path)) {
+            return Some(file.path.clone());
+        }
+        let by_name: Vec<&str> = citable()
+            .map(|f| f.path.as_str())
+            .filter(|p| mentions(p.rsplit('/').next().unwrap_or(p)))
+            .collect();
+        match by_name.as_slice() {
+            [one] => Some((*one).to_owned()),
+            _ => None,
         }
     }
 
@@ -228,10 +369,11 @@ impl Scratchpad {
         let edited: Vec<String> = self
             .files
             .iter()
-            .filter(|f| f.edits > 0 && !f.created)
-            .map(|f| f.path.clone())
+            .enumerate()
+            .filter(|&(id, f)| f.edits > 0 && !f.created && self.citable(id as FileId))
+            .map(|(_, f)| f.path.clone())
             .collect();
-        for config in self.config_edits() {
+        for config in self.config_edits().filter(|c| self.citable_path(&c.path)) {
             let others: Vec<String> = edited
                 .iter()
                 .filter(|p| **p != config.path)

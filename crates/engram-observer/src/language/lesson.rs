@@ -62,7 +62,10 @@ const ABBREVIATIONS: &[&str] = &["e.g.", "i.e.", "etc.", "vs.", "cf."];
 const CORRECTED_BELIEF: &[&str] = &["initially thought", "wrong about", "i assumed"];
 
 /// Sentence openers that point back at something the memory would not show.
-const DEICTIC: &[&str] = &["that", "that's", "this", "it", "it's", "these", "those"];
+const DEICTIC: &[&str] = &[
+    "that", "that's", "this", "it", "it's", "these", "those", "here", "here's", "they", "they're",
+    "which", "its", "both", "same",
+];
 
 /// Most sentences a lesson keeps.
 const MAX_SENTENCES: usize = 2;
@@ -122,12 +125,37 @@ fn statement(sentence: &str, dead_end: bool) -> Option<String> {
         || lower.contains("wait,")
         || body.matches('(').count() != body.matches(')').count()
         || starts_mid_token(body)
+        || body.starts_with(|c: char| c.is_ascii_digit())
+        || !names_code(body)
     {
         return None;
     }
     let mut chars = body.chars();
     let head = chars.next()?;
     Some(head.to_uppercase().chain(chars).collect())
+}
+
+/// Whether a sentence names something in the code, so that it stands alone as a statement
+/// about the project: a quoted name (`` `x` ``), a call (`parse()`), a dotted or
+/// snake_case or CamelCase name, or a file name.
+fn names_code(sentence: &str) -> bool {
+    sentence.contains('`')
+        || sentence.split_whitespace().any(|word| {
+            let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != ')');
+            let inner = word.trim_end_matches("()");
+            let camel = inner
+                .char_indices()
+                .skip(1)
+                .any(|(i, c)| c.is_uppercase() && inner[..i].chars().any(char::is_lowercase));
+            word.ends_with("()")
+                || inner.contains("::")
+                || (inner.contains('_') && inner.chars().any(char::is_alphabetic))
+                || camel
+                || (inner.contains('.')
+                    && inner.split('.').all(|part| !part.is_empty())
+                    && inner.chars().any(char::is_alphabetic)
+                    && !inner.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        })
 }
 
 /// `text` without the markers that open it ("But wait, actually …").
@@ -215,9 +243,14 @@ mod tests {
                 "Wait, actually the existing approach in the codebase (hooks_controller_test.exs) tests the controller using Phoenix.ConnTest.dispatch directly. There's no ConnCase wrapper.",
                 Some("The existing approach in the codebase (hooks_controller_test.exs) tests the controller using Phoenix.ConnTest.dispatch directly. There's no ConnCase wrapper."),
             ),
+            // Sentences that name nothing in the code do not stand alone as a lesson.
+            (
+                "Wait, there's an issue with this fix. 1711 is `if not self:`.",
+                None,
+            ),
             (
                 "The issue might be in the rescue clause silently catching an error, so I should add some debugging. The session ID is coming through as a string in the URL but needs to be a UUID for the filter to work properly.",
-                Some("The session ID is coming through as a string in the URL but needs to be a UUID for the filter to work properly."),
+                None,
             ),
             ("Actually wait, let me re-read. The error says:", None),
             (
@@ -242,11 +275,15 @@ mod tests {
             ("Wait, that still has the guard clause issue! I need to fix t", None),
             (
                 "I was wrong about the cache. The loader is actually lazy.",
-                Some("I was wrong about the cache. The loader is actually lazy."),
+                None,
             ),
             (
-                "I initially thought the loader was eager but it is lazy.",
-                Some("I initially thought the loader was eager but it is lazy."),
+                "I was wrong about `cache_get`. The `Loader` is actually lazy.",
+                Some("I was wrong about `cache_get`. The `Loader` is actually lazy."),
+            ),
+            (
+                "I initially thought load_config was eager but it is lazy.",
+                Some("I initially thought load_config was eager but it is lazy."),
             ),
         ];
         for (said, lesson) in cases {
@@ -258,20 +295,20 @@ mod tests {
     fn a_dead_end_may_name_this_approach() {
         assert_eq!(
             lesson_of(
-                "Hmm, this approach won't work because the fixture is global.",
+                "Hmm, this approach won't work because the `db` fixture is global.",
                 true
             )
             .as_deref(),
-            Some("This approach won't work because the fixture is global.")
+            Some("This approach won't work because the `db` fixture is global.")
         );
         assert_eq!(lesson_of("Let me try a different approach.", true), None);
         assert_eq!(
             lesson_of(
-                "I need to abandon this and use the public API instead.",
+                "I need to abandon this and use the public `Session.request()` API instead.",
                 true
             )
             .as_deref(),
-            Some("I need to abandon this and use the public API instead.")
+            Some("I need to abandon this and use the public `Session.request()` API instead.")
         );
     }
 }

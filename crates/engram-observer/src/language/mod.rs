@@ -138,24 +138,27 @@ mod tests {
     #[test]
     fn recognises_lessons() {
         let (kind, sentence) =
-            find("Ran it.\nI was wrong about the cache. The loader is actually lazy. Next step.")
+            find("Ran it.\nI was wrong about the cache. The `Loader` is actually lazy. Next step.")
                 .unwrap();
         assert_eq!(kind, Utterance::SelfCorrection);
-        assert_eq!(
-            sentence,
-            "I was wrong about the cache. The loader is actually lazy."
-        );
+        assert_eq!(sentence, "The `Loader` is actually lazy.");
         let (kind, _) =
-            find("Hmm, this approach won't work because the fixture is global.").unwrap();
+            find("Hmm, this approach won't work because the `db` fixture is global.").unwrap();
         assert_eq!(kind, Utterance::DeadEnd);
         assert!(find("Now I will read the file and run the tests.").is_none());
         assert!(find("Wait, `test_requests.py` line 362:").is_none());
-        let (kind, lesson) = find("Wait, the flag is not passed to the child process.").unwrap();
+        let (kind, lesson) =
+            find("Wait, the --dist flag is not passed to the child_process.").unwrap();
         assert_eq!(kind, Utterance::SelfCorrection);
-        assert_eq!(lesson, "The flag is not passed to the child process.");
+        assert_eq!(
+            lesson,
+            "The --dist flag is not passed to the child_process."
+        );
         // A line that only thinks aloud is passed over for one that states something.
         let (_, lesson) =
-            find("Actually, let me re-read it.\nWait, the env var is not read in CI.").unwrap();
-        assert_eq!(lesson, "The env var is not read in CI.");
+            find("Actually, let me re-read it.\nWait, the env var is not read in CI.\nWait, `DATABASE_URL` is not read in CI.").unwrap();
+        assert_eq!(lesson, "`DATABASE_URL` is not read in CI.");
+        // A sentence that names nothing in the code is not a lesson on its own.
+        assert!(find("Wait, the flag is not passed to the child process.").is_none());
     }
 }

@@ -57,6 +57,11 @@ pub fn parse_claude_code(text: &str) -> Result<Session, TranscriptError> {
         let Some(message) = entry.get("message") else {
             continue;
         };
+        if entry.get("type").and_then(Value::as_str) == Some("user") {
+            if let Some(prompt) = prompt_of(&entry, message) {
+                session.events.push(Event::Task { text: prompt });
+            }
+        }
         let Some(blocks) = message.get("content").and_then(Value::as_array) else {
             continue;
         };
@@ -146,6 +151,35 @@ pub fn parse_claude_code(text: &str) -> Result<Session, TranscriptError> {
         session.id = format!("transcript-{}", crate::fingerprint::stable_hash(first));
     }
     Ok(session)
+}
+
+/// What the person typed, from a `user` line: its text (a string, or text blocks), unless
+/// the line is Claude Code's own (meta lines, slash-command echoes, tool results).
+fn prompt_of(entry: &Value, message: &Value) -> Option<String> {
+    if entry.get("isMeta").and_then(Value::as_bool) == Some(true)
+        || entry.get("isSidechain").and_then(Value::as_bool) == Some(true)
+    {
+        return None;
+    }
+    let text = match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    let text = text.trim();
+    let harness = [
+        "<command-",
+        "<local-command",
+        "Caveat:",
+        "<system-reminder>",
+        "[Request interrupted",
+    ];
+    (!text.is_empty() && !harness.iter().any(|h| text.starts_with(h))).then(|| text.to_owned())
 }
 
 fn push_text(session: &mut Session, step: u32, text: Option<&Value>) {

@@ -64,6 +64,10 @@ pub fn parse_trajectory(value: &Value) -> Result<Session, TranscriptError> {
                     None => last_command = None,
                 }
             }
+            // The first user message hands the agent its task.
+            "user" if step == 0 && !text.trim().is_empty() => {
+                session.events.push(Event::Task { text });
+            }
             "user" | "tool" if step > 0 => {
                 let Some(command) = last_command.take() else {
                     continue;

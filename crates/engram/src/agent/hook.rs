@@ -10,24 +10,12 @@ use engram_observer::{Event, Outcome, PathNormalizer, Scratchpad, SessionKind};
 use engram_store::{Database, Statement, StoreError, Value};
 use serde::Serialize;
 
-use engram_retrieval::packing::{pack, PackingBudget};
-use engram_retrieval::Candidate;
-
 use crate::observe::SessionReport;
 use crate::retrieve::query::{SearchIntent, SearchQuery};
-use crate::sql::MEMORY_COLUMNS;
 use crate::{Engram, EngramError, SessionStart, ToolResultContext};
 
 /// Tokens the context after a prompt may cost: auto-inject adds at most three memories.
 const PROMPT_BUDGET: u32 = 600;
-/// Finalized sessions whose lessons a new session starts with.
-const LEARNED_SESSIONS: u32 = 3;
-/// Lessons of those sessions a new session starts with at most.
-const LEARNED_MEMORIES: u32 = 3;
-/// Tokens those lessons may cost.
-const LEARNED_BUDGET: usize = 400;
-/// The heading above them: the observer's lessons are not reviewed by a person yet.
-const LEARNED_HEADING: &str = "\n## Learned in the last sessions here (not yet reviewed)\n";
 /// Files of the session's own work listed when it resumes or is compacted.
 const WORK_FILES: usize = 8;
 
@@ -104,28 +92,7 @@ impl<D: Database> Engram<D> {
                 self.tool_hook(event, payload).await
             }
             HookEvent::SessionStart => self.session_start_hook(payload, roots).await,
-            HookEvent::UserPromptSubmit => {
-                let Some(prompt) = payload.prompt_query() else {
-                    return Ok(HookAnswer::default());
-                };
-                let shown = self.shown(session).await?;
-                let mut query = SearchQuery::new(prompt);
-                query.intent = SearchIntent::AutoInject;
-                query.exclude_ids = shown;
-                query
-                    .exclude_ids
-                    .truncate(crate::retrieve::query::MAX_FILTER_ENTRIES);
-                query.budget = Some(PROMPT_BUDGET);
-                let found = self.search(&query).await?;
-                let (text, ids) = match found.packed {
-                    Some(packed) if !packed.items.is_empty() => (
-                        packed.text,
-                        packed.items.into_iter().map(|i| i.id).collect(),
-                    ),
-                    _ => (String::new(), Vec::new()),
-                };
-                self.answer(session, text, ids).await
-            }
+            HookEvent::UserPromptSubmit => self.prompt_hook(payload).await,
             HookEvent::PreCompact | HookEvent::SubagentStop => {
                 let mut answer = HookAnswer::default();
                 if event == HookEvent::SubagentStop {
@@ -155,9 +122,71 @@ impl<D: Database> Engram<D> {
         }
     }
 
+    /// UserPromptSubmit: the person's words are logged (the first prompt is the session's
+    /// task, for its record); the records of past sessions on tasks like it and the
+    /// memories that answer it by the auto-inject rules come back, in one round trip,
+    /// never one the session was shown.
+    async fn prompt_hook(&self, payload: &HookPayload) -> Result<HookAnswer, EngramError> {
+        let session = payload.session_id.as_str();
+        let mut logged = Vec::new();
+        if let Some(prompt) = payload.prompt_text() {
+            let mut events = vec![Event::Task {
+                text: prompt.to_owned(),
+            }];
+            self.redact_events(&mut events);
+            logged.push(self.insert_events(
+                session,
+                payload.agent_id.as_deref(),
+                None,
+                None,
+                &events,
+            ));
+        }
+        let Some(prompt) = payload.prompt_query() else {
+            self.transaction_with_behind(&logged).await?;
+            return Ok(HookAnswer::default());
+        };
+        let shown = self.shown(session).await?;
+        let mut query = SearchQuery::new(prompt.clone());
+        query.intent = SearchIntent::AutoInject;
+        query.exclude_ids = shown.clone();
+        query
+            .exclude_ids
+            .truncate(crate::retrieve::query::MAX_FILTER_ENTRIES);
+        query.budget = Some(PROMPT_BUDGET);
+        let records = super::experience::records_query(&prompt, &shown);
+        let (mut answers, _) = self.search_with(&[query, records], Vec::new()).await?;
+        let past = answers
+            .pop()
+            .map(|found| super::experience::similar_records(found, Some(session)))
+            .unwrap_or_default();
+        let past = self.without_missing_files(past);
+        let past =
+            super::experience::pack_records(past, super::experience::SIMILAR_SESSIONS_BUDGET);
+        let found: engram_retrieval::PackedContext = answers
+            .pop()
+            .and_then(|found| found.packed)
+            .unwrap_or_default();
+        // A record is never said twice in one answer.
+        let mut packed = super::session::join_packed(past, found);
+        let mut seen = std::collections::HashSet::new();
+        packed.items.retain(|item| seen.insert(item.id.clone()));
+        let ids: Vec<String> = packed.items.into_iter().map(|i| i.id).collect();
+        self.behind.record(ids.iter().map(String::as_str));
+        let mut statements = logged;
+        statements.extend(self.shown_statements(session, &ids));
+        self.transaction_with_behind(&statements).await?;
+        Ok(HookAnswer {
+            context: (!packed.text.trim().is_empty()).then_some(packed.text),
+            memory_ids: ids,
+            ..HookAnswer::default()
+        })
+    }
+
     /// SessionStart: sessions that ended without a Stop are finalized first; then the
-    /// standing context, what the last sessions learned, and after a `resume` or a
-    /// `compact` the session's own work and what it recorded first.
+    /// standing context, and after a `resume` or a `compact` the session's own work, the
+    /// past sessions on tasks like its own and what it recorded first. A fresh session has
+    /// no task yet: its first prompt brings the past sessions like it.
     async fn session_start_hook(
         &self,
         payload: &HookPayload,
@@ -166,14 +195,20 @@ impl<D: Database> Engram<D> {
         let session = payload.session_id.as_str();
         self.recover_crashed_sessions(session, roots).await?;
         let shown = self.shown(session).await?;
-        let found = self
-            .session_context_unrecorded(&SessionStart::default())
-            .await?;
+        let resumed = matches!(payload.source.as_deref(), Some("resume" | "compact"));
+        let pad = match resumed {
+            true => Some(self.session_pad(session, roots).await?),
+            false => None,
+        };
+        let start = SessionStart {
+            task: pad.as_ref().and_then(|p| p.task.clone()),
+            ..SessionStart::default()
+        };
+        let found = self.session_context_unrecorded(&start).await?;
         let mut text = String::new();
         let mut ids: Vec<String> = Vec::new();
-        if matches!(payload.source.as_deref(), Some("resume" | "compact")) {
-            let pad = self.session_pad(session, roots).await?;
-            text.push_str(&work_state(&pad));
+        if let Some(pad) = &pad {
+            text.push_str(&work_state(pad));
             // The compacted context lost what the agent recorded: said back, once.
             if let Some(reflection) = self.reflection(session, 0).await? {
                 text.push_str(&reflection.text);
@@ -192,22 +227,6 @@ impl<D: Database> Engram<D> {
             text.push_str(&found.packed.text);
         }
         ids.extend(standing);
-        let learned = self.recently_learned(session, &shown, &found.packed.memory_ids);
-        let learned = self.single(learned).await?;
-        let learned = learned
-            .rows
-            .iter()
-            .map(|row| crate::row::memory_from_row(row).map(Candidate::new))
-            .collect::<Result<Vec<Candidate>, _>>()?;
-        if !learned.is_empty() {
-            let budget = PackingBudget::for_phase(None).with_total(LEARNED_BUDGET);
-            let packed = pack(&learned, &budget);
-            if !packed.items.is_empty() {
-                text.push_str(LEARNED_HEADING);
-                text.push_str(&packed.text);
-                ids.extend(packed.items.into_iter().map(|item| item.id));
-            }
-        }
         self.behind.record(ids.iter().map(String::as_str));
         self.answer(session, text, ids).await
     }
@@ -402,20 +421,6 @@ impl<D: Database> Engram<D> {
         Ok(())
     }
 
-    /// What the project's last finalized sessions (other than this one) learned and this
-    /// session has not been shown: their most confident live memories.
-    fn recently_learned(&self, session: &str, shown: &[String], standing: &[String]) -> Statement {
-        let skip: Vec<&String> = shown.iter().chain(standing).collect();
-        Statement::with_params(
-            recently_learned_sql(),
-            vec![
-                Value::from(self.project_id()),
-                Value::from(session),
-                Value::from(serde_json::to_string(&skip).unwrap_or_else(|_| "[]".into())),
-            ],
-        )
-    }
-
     fn shown_statements(&self, session: &str, ids: &[String]) -> Vec<Statement> {
         if ids.is_empty() {
             return Vec::new();
@@ -526,7 +531,7 @@ fn at_step(mut event: Event, step: u32) -> Event {
         Event::ToolCall(call) => call.step = step,
         Event::ToolResult(result) => result.step = step,
         Event::Reasoning { step: s, .. } | Event::StepComplete { step: s, .. } => *s = step,
-        Event::SessionComplete { .. } => {}
+        Event::Task { .. } | Event::SessionComplete { .. } => {}
     }
     event
 }
@@ -536,7 +541,7 @@ fn forget_texts(event: &mut Event) {
     match event {
         Event::ToolCall(call) => call.input = serde_json::Value::Null,
         Event::ToolResult(result) => result.output.clear(),
-        Event::Reasoning { text, .. } => text.clear(),
+        Event::Reasoning { text, .. } | Event::Task { text } => text.clear(),
         _ => {}
     }
 }
@@ -635,19 +640,6 @@ const SELECT_SHOWN: &str =
 const SELECT_EVENTS: &str = "SELECT events, agent_id FROM hook_events \
 WHERE project_id = ?1 AND session_id = ?2 ORDER BY id";
 
-/// The memories the last [`LEARNED_SESSIONS`] finalized sessions learned, most confident
-/// first, without those in `?3` (a JSON array of ids).
-fn recently_learned_sql() -> String {
-    format!(
-        "SELECT {MEMORY_COLUMNS} FROM memories m \
-WHERE m.project_id = ?1 AND m.deprecated = 0 AND m.source = 'observer_inferred' \
-AND m.session_id IN (SELECT session_id FROM observer_sessions WHERE project_id = ?1 \
-AND session_id <> ?2 ORDER BY finalized_at DESC LIMIT {LEARNED_SESSIONS}) \
-AND m.id NOT IN (SELECT value FROM json_each(?3)) \
-ORDER BY m.confidence DESC, m.created_at DESC, m.id LIMIT {LEARNED_MEMORIES}"
-    )
-}
-
 /// A logged session with no event for this long and never finalized has ended without
 /// telling (Claude Code fires Stop after every turn, so a live one is finalized within a
 /// turn).
@@ -663,13 +655,14 @@ GROUP BY e.session_id HAVING max(e.created_at) < ?3 AND (max(o.finalized_at) IS 
 OR max(e.created_at) > CAST(round((julianday(max(o.finalized_at)) - 2440587.5) * 86400000) AS INTEGER)) \
 LIMIT 3";
 
-/// How many tool calls a session has logged.
-const COUNT_SESSION_EVENTS: &str =
-    "SELECT count(*) FROM hook_events WHERE project_id = ?1 AND session_id = ?2";
+/// How many tool calls a session has logged (its prompts are logged too, as tasks).
+const COUNT_SESSION_EVENTS: &str = "SELECT count(*) FROM hook_events \
+WHERE project_id = ?1 AND session_id = ?2 AND events NOT LIKE '[{\"type\":\"task\"%'";
 
 const HOOK_STATUS: &str = "SELECT \
 (SELECT count(DISTINCT session_id) FROM hook_events WHERE project_id = ?1), \
-(SELECT count(*) FROM hook_events WHERE project_id = ?1), \
+(SELECT count(*) FROM hook_events WHERE project_id = ?1 \
+ AND events NOT LIKE '[{\"type\":\"task\"%'), \
 (SELECT count(*) FROM observer_sessions WHERE project_id = ?1), \
 (SELECT coalesce(sum(promoted), 0) FROM (SELECT promoted FROM observer_sessions \
  WHERE project_id = ?1 ORDER BY finalized_at DESC LIMIT 5))";

@@ -3,6 +3,7 @@
 //! for the agent to call. `engram-agent` decides what to look up and how it reads; this
 //! module looks it up.
 
+mod experience;
 mod hook;
 mod mcp;
 mod plan;

@@ -3,7 +3,7 @@
 
 use engram_agent::inject;
 use engram_core::{Memory, MemoryType, Phase, ValidationError};
-use engram_retrieval::packing::{pack, PackingBudget};
+use engram_retrieval::packing::{pack, PackedContext, PackingBudget};
 use engram_retrieval::Candidate;
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 use serde::{Deserialize, Serialize};
@@ -140,12 +140,24 @@ impl<D: Database> Engram<D> {
             query.modules = start.modules.clone();
             queries.push(query);
         }
-        let (answers, rows) = self
+        // The records of past sessions on tasks like this one ride in the same round trip.
+        let asks_records = task.is_some();
+        if let Some(task) = task {
+            queries.push(super::experience::records_query(task, &[]));
+        }
+        let (mut answers, rows) = self
             .search_with(
                 &queries,
                 vec![self.standing_statement(), self.trust_statement()],
             )
             .await?;
+        let records = match asks_records {
+            true => answers
+                .pop()
+                .map(|found| super::experience::similar_records(found, None))
+                .unwrap_or_default(),
+            false => Vec::new(),
+        };
         let trust = rows
             .get(1)
             .ok_or_else(|| StoreError::Protocol("no rows for the trust level".into()))?;
@@ -175,12 +187,25 @@ impl<D: Database> Engram<D> {
         if self.host.files.is_some() {
             ranked.retain(|c| self.files_still_there(&c.memory));
         }
+        // Records come back only about files still there, and never twice as a memory.
+        let records: Vec<Memory> = records
+            .into_iter()
+            .filter(|m| self.host.files.is_none() || self.files_still_there(m))
+            .collect();
+        // Past sessions come back in their own section, at most two of them.
+        ranked.retain(|c| !engram_observer::finalize::is_session_record(&c.memory.tags));
         let mut budget = PackingBudget::for_phase(start.phase);
         if let Some(total) = start.budget {
             budget = budget.with_total(total as usize);
         }
+        // The past sessions first, in at most a share of the budget; the rest in what is
+        // left.
+        let records_budget = super::experience::SIMILAR_SESSIONS_BUDGET.min(budget.total * 5 / 8);
+        let past = super::experience::pack_records(records, records_budget);
+        let left = budget.total.saturating_sub(past.tokens);
+        let rest = pack(&ranked, &budget.with_total(left));
         Ok(SessionContext {
-            packed: pack(&ranked, &budget).into(),
+            packed: join_packed(past, rest).into(),
             warnings,
         })
     }
@@ -223,6 +248,31 @@ impl<D: Database> Engram<D> {
         }
         Ok(picked)
     }
+}
+
+/// `first` then `second`, as one packed context.
+pub(super) fn join_packed(first: PackedContext, second: PackedContext) -> PackedContext {
+    if first.items.is_empty() {
+        return second;
+    }
+    let mut joined = first;
+    if !second.items.is_empty() {
+        joined.text.push('\n');
+        // Entries under no heading would read as part of the section above them.
+        if !second.text.starts_with("## ") {
+            joined.text.push_str("## ");
+            joined
+                .text
+                .push_str(engram_retrieval::packing::NO_FILE_HEADING);
+            joined.text.push('\n');
+        }
+        joined.text.push_str(&second.text);
+    }
+    joined.tokens = engram_retrieval::tokens::estimate(&joined.text);
+    joined.budget += second.budget;
+    joined.items.extend(second.items);
+    joined.omitted.extend(second.omitted);
+    joined
 }
 
 /// Whether the session context may carry `memory` at the project's injection `threshold`:

@@ -74,7 +74,10 @@ impl<D: Database> Engram<D> {
         for hit in &found.hits {
             text.push_str(&line(&hit.memory));
             if hit.memory.flags.needs_review {
-                text.push_str("  (needs review: its code changed since it was written)\n");
+                text.push_str(&format!(
+                    "  (needs review: {})\n",
+                    hit.memory.review_reason()
+                ));
             }
         }
         Ok(ToolOutput {

@@ -5,7 +5,7 @@ mod behind;
 pub(crate) mod consolidate;
 mod history;
 mod prune;
-mod sql;
+pub(crate) mod sql;
 mod stale;
 #[cfg(feature = "code")]
 mod stale_graph;

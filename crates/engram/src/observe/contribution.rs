@@ -69,11 +69,6 @@ impl Contribution {
             }
         }
     }
-
-    /// Whether the session had worked in `module` by its earlier finalize.
-    pub(super) fn has_module(&self, module: &str) -> bool {
-        self.modules.contains(module)
-    }
 }
 
 /// The statements that record the session and fold what it added since `previous` (all of

@@ -8,17 +8,14 @@ mod sql;
 use std::collections::HashMap;
 
 use engram_core::time::rfc3339_from_millis;
-use engram_core::{MemorySource, MemoryType, NewMemory, TrustFlags};
+use engram_core::{MemoryType, NewMemory};
 use engram_observer::finalize::{observer_tag, Discarded};
-use engram_observer::paths::module_of;
 use engram_observer::{HotFile, Outcome, Prior, Scratchpad, SignalClass};
 use engram_store::{Database, Rows, Statement, StoreError, Value};
 use serde::Serialize;
 
 use crate::{Engram, EngramError};
 
-/// Sessions per module at which the observer writes a module summary.
-pub const SYNTHESIS_THRESHOLDS: [u32; 5] = [5, 10, 20, 50, 100];
 /// A candidate this close (cosine) to a live memory of its type is not new.
 pub const NOVELTY_MAX_SIMILARITY: f64 = 0.88;
 /// Hot files reported per session.
@@ -78,6 +75,9 @@ pub struct SessionReport {
     pub synthesized_by_llm: bool,
     /// Early triggers that fired during the session.
     pub triggers: Vec<engram_observer::Trigger>,
+    /// The session's record as stored (new, or brought up to date), when it left one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record: Option<PromotedMemory>,
 }
 
 impl<D: Database> Engram<D> {
@@ -214,6 +214,7 @@ impl<D: Database> Engram<D> {
         outcome: Outcome,
     ) -> Result<SessionReport, EngramError> {
         let project = self.project_id();
+        let pad = &self.with_file_presence(pad);
         let observations = pad.observations();
         let keys: Vec<&str> = observations.iter().map(|o| o.key.as_str()).collect();
         let tags: Vec<String> = keys.iter().map(|k| observer_tag(k)).collect();
@@ -232,13 +233,18 @@ impl<D: Database> Engram<D> {
                     vec![Value::from(project), json(&modules)],
                 ),
                 Statement::with_params(sql::CLASS_REJECTIONS, vec![Value::from(project)]),
+                Statement::with_params(
+                    sql::SESSION_RECORD,
+                    vec![Value::from(project), Value::from(pad.session_id.as_str())],
+                ),
             ])
             .await?;
         let mut results = Vec::with_capacity(reads.len());
         for read in reads {
             results.push(read.map_err(StoreError::Sql)?);
         }
-        let [seen, counts, promoted_tags, module_counts, rejections] = &results[..] else {
+        let [seen, counts, promoted_tags, module_counts, rejections, record_row] = &results[..]
+        else {
             return Err(StoreError::Decode(
                 "the observer's statistics read returned too few results".into(),
             )
@@ -254,6 +260,7 @@ impl<D: Database> Engram<D> {
             already_finalized: !seen.rows.is_empty(),
             synthesized_by_llm: false,
             triggers: pad.triggers.clone(),
+            record: None,
         };
         let previous = match seen.rows.first().and_then(|row| row.first()) {
             Some(value) => contribution::Contribution::decode(value.as_opt_text("contribution")?),
@@ -294,18 +301,22 @@ impl<D: Database> Engram<D> {
             }
         }
         let now_ms = self.host.clock.now_millis();
-        let mut synthesized = Vec::new();
-        let first_time = |module: &str| previous.as_ref().is_none_or(|p| !p.has_module(module));
-        for module in finalized.modules.iter().filter(|m| first_time(m)) {
-            let count = prior.module_sessions.get(module).copied().unwrap_or(0) + 1;
-            if SYNTHESIS_THRESHOLDS.contains(&count) {
-                let memory = module_summary(pad, module, count, &prior);
-                synthesized.push((module.clone(), count, memory));
-            }
+        let existing_record = match record_row.rows.first().and_then(|row| row.first()) {
+            Some(value) => Some(value.as_text("id")?.to_owned()),
+            None => None,
+        };
+        // A new record goes through consolidation like any memory: the same work recorded
+        // word for word by another session merges into its record.
+        let mut record_update = None;
+        match (finalized.record, existing_record) {
+            (Some(record), Some(id)) => record_update = Some((id, record)),
+            (Some(record), None) => memories.push(record),
+            (None, _) => {}
         }
-        memories.extend(synthesized.iter().map(|(_, _, m)| m.clone()));
+        let record_index = (memories.len() > candidates.len()).then_some(candidates.len());
 
-        let (mut statements, remembered, stored) = self.prepare_memories(memories).await?;
+        let (mut statements, mut remembered, mut stored) = self.prepare_memories(memories).await?;
+        let record_remembered = record_index.map(|i| (remembered.remove(i), stored.remove(i)));
         statements.extend(evidence_statements(
             project,
             &pad.session_id,
@@ -325,41 +336,39 @@ impl<D: Database> Engram<D> {
             }
             .statements(),
         );
-        for (module, count, _) in &synthesized {
-            statements.push(Statement::with_params(
-                sql::INSERT_SYNTHESIS,
-                vec![
-                    Value::from(module.as_str()),
-                    Value::from(project),
-                    Value::Integer(i64::from(*count)),
-                    Value::Integer(now_ms),
-                    Value::Integer(1),
-                ],
-            ));
-        }
+        let updated_record = match record_update {
+            Some((id, record)) => {
+                let (update, stored) = self.record_update(&id, record, now_ms).await;
+                statements.extend(update);
+                Some((id, stored))
+            }
+            None => None,
+        };
         // Counts are incremented here, so a retry must not apply it twice: the receipt
         // makes it once-only.
         let write = crate::durable::Write {
             statements,
             key: crate::durable::receipt_key(None, || self.new_id()),
-            memory_ids: remembered.iter().map(|r| r.id.clone()).collect(),
+            memory_ids: remembered
+                .iter()
+                .map(|r| r.id.clone())
+                .chain(record_remembered.iter().map(|(r, _)| r.id.clone()))
+                .collect(),
         };
         self.commit(write, false).await?;
+        report.record = match (record_remembered, updated_record) {
+            (Some((r, m)), _) => Some(record_report(r.id, m)),
+            (None, Some((id, Some(m)))) => Some(record_report(id, m)),
+            _ => None,
+        };
 
-        let evidence = candidates
-            .drain(..)
-            .map(|c| {
-                (
-                    Some(c.observation.class),
-                    c.evidence,
-                    c.observation.evidence_steps,
-                )
-            })
-            .chain(
-                synthesized
-                    .iter()
-                    .map(|(_, count, _)| (None, *count, Vec::new())),
-            );
+        let evidence = candidates.drain(..).map(|c| {
+            (
+                Some(c.observation.class),
+                c.evidence,
+                c.observation.evidence_steps,
+            )
+        });
         report.promoted = remembered
             .into_iter()
             .zip(stored)
@@ -381,6 +390,87 @@ impl<D: Database> Engram<D> {
             )
             .collect();
         Ok(report)
+    }
+
+    /// `pad` with what the host's file probe says of its files: a file the session created
+    /// is cited only if it is still there, and none that is gone.
+    fn with_file_presence(&self, pad: &Scratchpad) -> Scratchpad {
+        let mut pad = pad.clone();
+        if let Some(probe) = &self.host.files {
+            let presence = pad
+                .files
+                .iter()
+                .filter_map(|f| {
+                    probe
+                        .exists(&f.path)
+                        .map(|present| (f.path.clone(), present))
+                })
+                .collect();
+            pad.set_file_presence(presence);
+        }
+        pad
+    }
+
+    /// The statements that bring the session's record `id` up to `record` (redacted,
+    /// re-embedded when an embedder is there), and the record as stored.
+    async fn record_update(
+        &self,
+        id: &str,
+        mut record: NewMemory,
+        now_ms: i64,
+    ) -> (Vec<Statement>, Option<NewMemory>) {
+        self.redact(&mut record);
+        if record.validate().is_err() {
+            return (Vec::new(), None);
+        }
+        let now = rfc3339_from_millis(now_ms);
+        let project = self.project_id();
+        let mut statements = vec![
+            Statement::with_params(
+                sql::UPDATE_RECORD,
+                vec![
+                    Value::from(id),
+                    Value::from(project),
+                    Value::from(record.content.as_str()),
+                    Value::from(crate::engram::content_key(&record)),
+                    json(&record.related_files),
+                    json(&record.related_modules),
+                    Value::from(record.confidence),
+                    Value::from(now.as_str()),
+                ],
+            ),
+            Statement::with_params(
+                crate::lifecycle::sql::MERGE_KEYWORD_ROW,
+                vec![Value::from(id)],
+            ),
+            Statement::with_params(
+                crate::sql::INSERT_MEMORY_FILES,
+                vec![
+                    Value::from(project),
+                    Value::from(id),
+                    json(&record.related_files),
+                ],
+            ),
+            Statement::with_params(
+                crate::sql::INSERT_MEMORY_MODULES,
+                vec![
+                    Value::from(project),
+                    Value::from(id),
+                    json(&record.related_modules),
+                ],
+            ),
+        ];
+        if let Some(embedding) = &self.embedding {
+            let text = engram_core::context::memory_text(&record);
+            if let Ok(vectors) = embedding.embed(&[text], self.host.clock.as_ref()).await {
+                if let Some(vector) = vectors.first() {
+                    statements.extend(crate::engram::embedding_statements(
+                        id, vector, embedding, &now,
+                    ));
+                }
+            }
+        }
+        (statements, Some(record))
     }
 
     /// With an embedder, drops candidates whose content is within
@@ -444,6 +534,23 @@ impl<D: Database> Engram<D> {
         }
         *candidates = kept;
         Ok(())
+    }
+}
+
+/// The report of a stored session record.
+fn record_report(id: String, memory: NewMemory) -> PromotedMemory {
+    PromotedMemory {
+        id,
+        signal: None,
+        memory_type: memory.memory_type,
+        confidence: memory.confidence,
+        content: memory.content,
+        evidence_steps: Vec::new(),
+        evidence: 1,
+        files: memory.related_files,
+        contaminated: memory.flags.contaminated,
+        merged: false,
+        superseded: None,
     }
 }
 
@@ -511,51 +618,6 @@ fn cell(row: &[Value], index: usize) -> Result<&Value, EngramError> {
 
 fn count(value: i64) -> u32 {
     u32::try_from(value.max(0)).unwrap_or(u32::MAX)
-}
-
-/// A templated module summary at a session threshold: the module's hottest files of this
-/// session with the sessions each was seen in.
-fn module_summary(pad: &Scratchpad, module: &str, sessions: u32, prior: &Prior) -> NewMemory {
-    let files: Vec<(String, u32)> = pad
-        .hot_files(20)
-        .into_iter()
-        .filter(|h| module_of(&h.path) == module)
-        .map(|h| {
-            let seen = prior
-                .sessions
-                .get(&format!("file:{}", h.path))
-                .copied()
-                .unwrap_or(0)
-                + 1;
-            (h.path, seen)
-        })
-        .take(5)
-        .collect();
-    let listed: Vec<String> = files
-        .iter()
-        .map(|(p, n)| format!("`{p}` ({n} sessions)"))
-        .collect();
-    let content = format!(
-        "Module `{module}` after {sessions} observed sessions: the files work there keeps coming back to are {}.",
-        if listed.is_empty() { "not yet clear".to_owned() } else { listed.join(", ") }
-    );
-    NewMemory {
-        confidence: 0.6,
-        tags: vec![
-            "threshold_synthesis".to_owned(),
-            observer_tag(&format!("synth:{module}:{sessions}")),
-        ],
-        related_files: files.into_iter().map(|(p, _)| p).collect(),
-        related_modules: vec![module.to_owned()],
-        source: MemorySource::ObserverInferred,
-        session_id: Some(pad.session_id.clone()),
-        provenance_session_ids: vec![pad.session_id.clone()],
-        flags: TrustFlags {
-            needs_review: true,
-            ..TrustFlags::default()
-        },
-        ..NewMemory::new(MemoryType::ModuleInsight, content)
-    }
 }
 
 /// One LLM call that rewrites the templated memories as short, specific sentences. The

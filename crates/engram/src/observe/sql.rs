@@ -113,10 +113,6 @@ pub const UPSERT_MODULES: &str =
 SELECT value, ?1, 1 FROM json_each(?2) WHERE true \
 ON CONFLICT (module, project_id) DO UPDATE SET count = count + 1";
 
-/// `?1` module, `?2` project, `?3` trigger count, `?4` now (ms), `?5` memories.
-pub const INSERT_SYNTHESIS: &str = "INSERT OR IGNORE INTO observer_synthesis_log \
-(module, project_id, trigger_count, synthesized_at, memories_generated) VALUES (?1, ?2, ?3, ?4, ?5)";
-
 /// `?1` session, `?2` project, `?3` state, `?4` step, `?5` now.
 pub const SAVE_CHECKPOINT: &str = "INSERT INTO observer_scratchpad_checkpoints \
 (session_id, project_id, state, step, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) \
@@ -141,3 +137,22 @@ WHERE m.project_id = ?2 AND m.deprecated = 0 AND m.type = ?3 AND e.model_id = ?4
 pub const SET_CREATED_EVIDENCE: &str = "UPDATE memory_history SET after = ?3, \
 reason = 'observed' WHERE project_id = ?1 AND memory_id = ?2 AND action = 'created' \
 AND after IS NULL";
+
+/// `?1` project, `?2` session: the id of the session's live record, if it left one (its
+/// own, or another session's its record merged into, word for word).
+pub const SESSION_RECORD: &str = "SELECT id FROM memories WHERE project_id = ?1 \
+AND type = 'work_unit_outcome' AND deprecated = 0 \
+AND (session_id = ?2 OR EXISTS (SELECT 1 FROM json_each(memories.provenance_session_ids) \
+WHERE value = ?2)) \
+AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = 'session_record') \
+ORDER BY session_id = ?2 DESC LIMIT 1";
+
+/// Brings a session's record up to what the session has done since (`?1` id, `?2`
+/// project, `?3` content, `?4` content key, `?5` files, `?6` modules, `?7` confidence,
+/// `?8` now): a record is rewritten as its session goes on, not said again.
+/// A record whose new wording another record already has keeps its old wording.
+pub const UPDATE_RECORD: &str = "UPDATE memories SET content = ?3, content_key = ?4, \
+related_files = ?5, related_modules = ?6, confidence = ?7, updated_at = ?8 \
+WHERE id = ?1 AND project_id = ?2 AND deprecated = 0 \
+AND NOT EXISTS (SELECT 1 FROM memories o WHERE o.project_id = ?2 AND o.type = memories.type \
+AND o.content_key = ?4 AND o.id <> ?1)";

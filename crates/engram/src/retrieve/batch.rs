@@ -325,9 +325,12 @@ impl<D: Database> Engram<D> {
             relevance,
         );
         for id in &selection.stale {
-            warnings.push(format!(
-                "memory {id} needs review: its code changed since it was written"
-            ));
+            if let Some(c) = selection.results.iter().find(|c| &c.memory.id == id) {
+                warnings.push(format!(
+                    "memory {id} needs review: {}",
+                    c.memory.review_reason()
+                ));
+            }
         }
         let packed = match (query.budget, query.phase) {
             (None, None) => None,
