@@ -244,7 +244,7 @@ fn print_report(replayed: &Replayed, all_discarded: bool) {
     for m in &r.promoted {
         say!(
             "  + [{}] {} {:.2}{} evidence {} at steps {:?}: {}",
-            m.signal.map_or("session_record", |s| s.as_str()),
+            m.signal.map_or("observer", |s| s.as_str()),
             m.memory_type.as_str(),
             m.confidence,
             if m.contaminated { " contaminated" } else { "" },
@@ -252,6 +252,9 @@ fn print_report(replayed: &Replayed, all_discarded: bool) {
             m.evidence_steps,
             m.content
         );
+    }
+    if let Some(record) = &r.record {
+        say!("  record: {}", record.content.replace('\n', "\n          "));
     }
     if all_discarded {
         for d in &r.discarded {

@@ -183,6 +183,24 @@ impl Scratchpad {
         )
     }
 
+    /// The steps a record stands on: those of the edits of the files it names as changed,
+    /// or the session's last step when it changed none.
+    pub fn record_steps(&self) -> Vec<u32> {
+        let mut steps: Vec<u32> = self
+            .files
+            .iter()
+            .enumerate()
+            .filter(|&(id, f)| f.edits > 0 && !f.reverted && self.citable(id as FileId))
+            .flat_map(|(_, f)| f.first_edit_step.into_iter().chain(f.last_edit_step))
+            .collect();
+        steps.sort_unstable();
+        steps.dedup();
+        if steps.is_empty() {
+            steps.push(self.step);
+        }
+        steps
+    }
+
     /// The session's errors that a change of a project file made pass, as sentences.
     fn fixes_for_record(&self) -> Vec<String> {
         let mut errors: Vec<&crate::scratchpad::ErrorStats> = self

@@ -323,6 +323,19 @@ impl<D: Database> Engram<D> {
             &remembered,
             &candidates,
         ));
+        // A new record stands on the session's edits (or its last step).
+        if let Some((record, _)) = record_remembered.as_ref().filter(|(r, _)| !r.merged) {
+            statements.push(evidence_statement(
+                &record.id,
+                project,
+                serde_json::json!({
+                    "signal": engram_observer::finalize::RECORD_TAG,
+                    "session": pad.session_id,
+                    "steps": pad.record_steps(),
+                    "evidence": 1,
+                }),
+            ));
+        }
         statements.extend(
             contribution::Statistics {
                 project,
@@ -679,14 +692,19 @@ fn evidence_statements(
                 "steps": c.observation.evidence_steps,
                 "evidence": c.evidence,
             });
-            Statement::with_params(
-                sql::SET_CREATED_EVIDENCE,
-                vec![
-                    Value::from(project),
-                    Value::from(r.id.as_str()),
-                    Value::from(evidence.to_string()),
-                ],
-            )
+            evidence_statement(&r.id, project, evidence)
         })
         .collect()
+}
+
+/// The statement writing `evidence` into memory `id`'s `created` history entry.
+fn evidence_statement(id: &str, project: &str, evidence: serde_json::Value) -> Statement {
+    Statement::with_params(
+        sql::SET_CREATED_EVIDENCE,
+        vec![
+            Value::from(project),
+            Value::from(id),
+            Value::from(evidence.to_string()),
+        ],
+    )
 }
