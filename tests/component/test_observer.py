@@ -45,7 +45,7 @@ def test_co_access_promoted_on_the_third_session(server, host):  # noqa: F811
 def test_checkpoint_and_recover(server, host):  # noqa: F811
     engram = host.open(server, TOKEN, f"observer-recover-{time.time_ns()}")
     session = typical(host, "crashed")
-    session.observe({"type": "reasoning", "step": 4, "text": "This approach won't work: the cache is per process."})
+    session.observe({"type": "reasoning", "step": 4, "text": "This approach won't work: `token_cache` is per process."})
     engram.checkpoint_session(session)
     reports = engram.recover_sessions()
     assert [r["outcome"] for r in reports] == ["cancelled"]

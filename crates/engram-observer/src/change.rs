@@ -27,6 +27,27 @@ const KEYWORDS: &[&str] = &[
     "yield", "None", "True", "False", "elsif", "unless", "then", "int", "str", "bool",
 ];
 
+/// Calls whose only use is debugging output: a print added while investigating and left or
+/// removed says nothing about the change.
+const DEBUG_NAMES: &[&str] = &[
+    "print",
+    "pprint",
+    "DEBUG",
+    "debug",
+    "console.log",
+    "console.error",
+    "IO.inspect",
+    "dbg",
+    "sys.stderr.write",
+    "sys.stdout.write",
+    "breakpoint",
+    "pdb.set_trace",
+    "eprintln",
+    "println",
+    "logger.debug",
+    "logging.debug",
+];
+
 /// What one edit did to a file's code: the names it brought in and took out, the
 /// definition it sat in, or that it reverted the file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,7 +289,10 @@ fn names(text: &str) -> BTreeSet<String> {
         }
         for found in name.find_iter(code) {
             let word = found.as_str();
-            if word.len() >= MIN_NAME_CHARS && !KEYWORDS.contains(&word) {
+            if word.len() >= MIN_NAME_CHARS
+                && !KEYWORDS.contains(&word)
+                && !DEBUG_NAMES.contains(&word)
+            {
                 out.insert(word.to_owned());
             }
         }
@@ -317,6 +341,26 @@ mod tests {
         );
         let same = json!({"old_string": "a = 1", "new_string": "a = 1"});
         assert_eq!(change_of("Edit", &same), None);
+    }
+
+    #[test]
+    fn debugging_prints_say_nothing_about_the_change() {
+        let first = edit_of(
+            "Edit",
+            &json!({"old_string": "x = load()", "new_string": "x = load()\nprint(x)\nDEBUG = 1"}),
+            1,
+        );
+        let said = describe(first.iter());
+        assert_eq!(said.as_deref(), Some("rewrote lines"));
+        let fix = edit_of(
+            "Edit",
+            &json!({"old_string": "x = load()", "new_string": "x = load_strict()\nprint(x)"}),
+            2,
+        );
+        assert_eq!(
+            describe(fix.iter()).as_deref(),
+            Some("`load` → `load_strict`")
+        );
     }
 
     #[test]

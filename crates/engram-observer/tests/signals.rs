@@ -72,6 +72,23 @@ impl Session {
             is_error,
         )
     }
+    /// A failing test run, an edit of `src/cfg.py` from `old` to `new`, the test passing.
+    fn timeout_fixed(&mut self, old: &str, new: &str) -> &mut Self {
+        self.bash(
+            1,
+            "pytest tests/test_cfg.py",
+            "E   KeyError: 'timeout'",
+            true,
+        );
+        self.call(
+            2,
+            "Edit",
+            json!({ "file_path": "/repo/src/cfg.py", "old_string": old, "new_string": new }),
+            "ok",
+            false,
+        );
+        self.bash(3, "pytest tests/test_cfg.py", "1 passed", false)
+    }
     fn say(&mut self, step: u32, text: &str) -> &mut Self {
         self.pad.observe(&Event::Reasoning {
             step,
@@ -209,24 +226,10 @@ fn error_retry_records_the_fix() {
 #[test]
 fn an_error_fix_says_what_the_edit_changed_and_an_unfixed_error_is_no_memory() {
     let mut s = Session::new(SessionKind::Build);
-    s.bash(
-        1,
-        "pytest tests/test_cfg.py",
-        "E   KeyError: 'timeout'",
-        true,
+    s.timeout_fixed(
+        "def load(raw):\n    return raw['timeout']\n",
+        "def load(raw):\n    return raw.get('timeout', DEFAULT_TIMEOUT)\n",
     );
-    s.call(
-        2,
-        "Edit",
-        json!({
-            "file_path": "/repo/src/cfg.py",
-            "old_string": "def load(raw):\n    return raw['timeout']\n",
-            "new_string": "def load(raw):\n    return raw.get('timeout', DEFAULT_TIMEOUT)\n",
-        }),
-        "ok",
-        false,
-    );
-    s.bash(3, "pytest tests/test_cfg.py", "1 passed", false);
     for step in 4..7 {
         s.bash(
             step,
@@ -317,6 +320,12 @@ fn scratch_files_are_never_cited() {
     for hot in s.pad.hot_files(10) {
         assert!(hot.path.starts_with("src/") && !hot.path.ends_with(".bak"));
     }
+    // The failing run of the session's own script is no error memory: it cannot be run
+    // again.
+    assert!(!done
+        .promoted
+        .iter()
+        .any(|c| c.observation.class == SignalClass::ErrorRetry));
 }
 
 #[test]
@@ -325,24 +334,10 @@ fn a_session_record_states_task_changes_validation_fixes_and_outcome() {
     s.pad.observe(&Event::Task {
         text: "<pr_description>\nConsider the following PR description:\nConfig loader crashes\n   when `timeout` is missing\n</pr_description>\n<instructions>do it</instructions>".into(),
     });
-    s.bash(
-        1,
-        "pytest tests/test_cfg.py",
-        "E   KeyError: 'timeout'",
-        true,
+    s.timeout_fixed(
+        "return raw['timeout']",
+        "return raw.get('timeout', DEFAULT_TIMEOUT)",
     );
-    s.call(
-        2,
-        "Edit",
-        json!({
-            "file_path": "/repo/src/cfg.py",
-            "old_string": "return raw['timeout']",
-            "new_string": "return raw.get('timeout', DEFAULT_TIMEOUT)",
-        }),
-        "ok",
-        false,
-    );
-    s.bash(3, "pytest tests/test_cfg.py", "1 passed", false);
     let record = s.pad.session_record(Outcome::Success).expect("a record");
     assert_eq!(
         record.content,

@@ -140,7 +140,8 @@ fn ratio(a: usize, b: usize) -> f64 {
     }
 }
 
-fn gold_files(path: &Path) -> Result<HashMap<String, Vec<String>>, CliError> {
+/// `instance_id` → the files its real fix changed, from `swebench/*_instances.jsonl`.
+pub(super) fn gold_files(path: &Path) -> Result<HashMap<String, Vec<String>>, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
     let mut out = HashMap::new();

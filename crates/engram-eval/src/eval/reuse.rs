@@ -74,7 +74,7 @@ pub async fn run(
             instances.display()
         )));
     }
-    let gold = gold_files(&instances)?;
+    let gold = super::observer::gold_files(&instances)?;
     let tasks = tasks(&folder, &gold)?;
     let mut by_repo: BTreeMap<String, Vec<&Task>> = BTreeMap::new();
     for task in &tasks {
@@ -308,28 +308,6 @@ fn patched_files(patch: Option<&str>) -> Vec<String> {
         .collect();
     out.dedup();
     out
-}
-
-fn gold_files(path: &Path) -> Result<HashMap<String, Vec<String>>, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
-    let mut out = HashMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
-        let id = v["instance_id"].as_str().unwrap_or("").to_owned();
-        let files = v["gold_files"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.insert(id, files);
-    }
-    Ok(out)
 }
 
 /// Words of a task for the baseline: lower-case runs of letters, digits and `_`, two

@@ -132,8 +132,14 @@ impl Scratchpad {
             if !self_inflicted && !told && error.resolved_step.is_some() {
                 fixes_told.push(fixed.clone());
             }
-            let lesson =
-                error.resolved_step.is_some() && !fixed.is_empty() && !self_inflicted && !told;
+            // A failing run of a script the session wrote for itself is no command a later
+            // session can run: the symptom stays in the session's record.
+            let runnable = self.runs_project_code(&error.command);
+            let lesson = error.resolved_step.is_some()
+                && !fixed.is_empty()
+                && !self_inflicted
+                && !told
+                && runnable;
             let mut steps = error.steps.clone();
             steps.extend(error.resolved_step);
             out.push(Observation {

@@ -139,7 +139,7 @@ impl Scratchpad {
 
     /// Whether a command runs the project's code rather than a file the session wrote for
     /// itself: each file it names must be one a memory may cite.
-    fn runs_project_code(&self, command: &str) -> bool {
+    pub(super) fn runs_project_code(&self, command: &str) -> bool {
         command
             .split_whitespace()
             .skip(1)

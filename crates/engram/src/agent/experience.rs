@@ -27,8 +27,11 @@ const RECORDS_READ: u32 = SIMILAR_SESSIONS as u32 + 2;
 /// `exclude` (those the session was shown). Records are matched on the task and what the
 /// session changed; the search's relevance cut leaves out tasks that share nothing.
 pub(crate) fn records_query(task: &str, exclude: &[String]) -> SearchQuery {
-    // Tasks are matched by their heads, as records keep them.
-    let head: String = task.chars().take(MAX_RECORD_TASK_CHARS).collect();
+    // Tasks are matched by their heads, read as records keep them (framing and template
+    // comments dropped).
+    let head = engram_observer::scratchpad::task_text(task)
+        .map(|t| t.chars().take(MAX_RECORD_TASK_CHARS).collect::<String>())
+        .unwrap_or_else(|| task.chars().take(MAX_RECORD_TASK_CHARS).collect());
     let mut query = SearchQuery::new(head);
     query.types = vec![MemoryType::WorkUnitOutcome];
     query.limit = RECORDS_READ;
