@@ -243,17 +243,6 @@ fn unescape(text: &str) -> String {
     out
 }
 
-/// Describes replacing `old` with `new`: the names that came in and went out, and the
-/// definition the edit sits in when its text shows one.
-pub fn describe_edit(old: &str, new: &str) -> Option<String> {
-    let edit = edit_of(
-        "edit",
-        &serde_json::json!({ "old_string": old, "new_string": new }),
-        0,
-    )?;
-    describe([&edit])
-}
-
 fn listed(names: &[&str]) -> String {
     let shown: Vec<String> = names
         .iter()

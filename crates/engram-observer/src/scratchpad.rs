@@ -127,6 +127,26 @@ pub struct ErrorStats {
     pub command: String,
 }
 
+impl ErrorStats {
+    /// The failing command as typed, else its subject (`pytest`, a tool's name).
+    pub fn command_as_typed(&self) -> &str {
+        if self.command.is_empty() {
+            &self.subject
+        } else {
+            &self.command
+        }
+    }
+
+    /// The line that says what failed, else the normalized signature.
+    pub fn telling_line(&self) -> &str {
+        if self.line.is_empty() {
+            &self.signature
+        } else {
+            &self.line
+        }
+    }
+}
+
 /// One test command and how its latest run ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

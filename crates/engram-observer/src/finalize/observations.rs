@@ -253,16 +253,7 @@ impl Scratchpad {
         error: &crate::scratchpad::ErrorStats,
         fixed: &[FileId],
     ) -> String {
-        let shown = if error.line.is_empty() {
-            error.signature.as_str()
-        } else {
-            error.line.as_str()
-        };
-        let command = if error.command.is_empty() {
-            error.subject.as_str()
-        } else {
-            error.command.as_str()
-        };
+        let (command, shown) = (error.command_as_typed(), error.telling_line());
         // What the edits between the first failure and the passing run changed.
         let from = error.steps.first().copied().unwrap_or(0);
         let to = error.resolved_step.unwrap_or(self.step);

@@ -161,16 +161,7 @@ impl Scratchpad {
         error: &crate::scratchpad::ErrorStats,
         fixed: &[FileId],
     ) -> String {
-        let command = if error.command.is_empty() {
-            error.subject.as_str()
-        } else {
-            error.command.as_str()
-        };
-        let shown = if error.line.is_empty() {
-            error.signature.as_str()
-        } else {
-            error.line.as_str()
-        };
+        let (command, shown) = (error.command_as_typed(), error.telling_line());
         let files: Vec<String> = fixed
             .iter()
             .filter_map(|&id| self.file(id))

@@ -188,10 +188,7 @@ impl<D: Database> Engram<D> {
             ranked.retain(|c| self.files_still_there(&c.memory));
         }
         // Records come back only about files still there, and never twice as a memory.
-        let records: Vec<Memory> = records
-            .into_iter()
-            .filter(|m| self.host.files.is_none() || self.files_still_there(m))
-            .collect();
+        let records = self.without_missing_files(records);
         // Past sessions come back in their own section, at most two of them.
         ranked.retain(|c| !engram_observer::finalize::is_session_record(&c.memory.tags));
         let mut budget = PackingBudget::for_phase(start.phase);

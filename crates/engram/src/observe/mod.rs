@@ -214,7 +214,7 @@ impl<D: Database> Engram<D> {
         outcome: Outcome,
     ) -> Result<SessionReport, EngramError> {
         let project = self.project_id();
-        let pad = &self.with_file_presence(pad);
+        let pad = &*self.with_file_presence(pad);
         let observations = pad.observations();
         let keys: Vec<&str> = observations.iter().map(|o| o.key.as_str()).collect();
         let tags: Vec<String> = keys.iter().map(|k| observer_tag(k)).collect();
@@ -407,21 +407,22 @@ impl<D: Database> Engram<D> {
 
     /// `pad` with what the host's file probe says of its files: a file the session created
     /// is cited only if it is still there, and none that is gone.
-    fn with_file_presence(&self, pad: &Scratchpad) -> Scratchpad {
+    fn with_file_presence<'a>(&self, pad: &'a Scratchpad) -> std::borrow::Cow<'a, Scratchpad> {
+        let Some(probe) = &self.host.files else {
+            return std::borrow::Cow::Borrowed(pad);
+        };
+        let presence = pad
+            .files
+            .iter()
+            .filter_map(|f| {
+                probe
+                    .exists(&f.path)
+                    .map(|present| (f.path.clone(), present))
+            })
+            .collect();
         let mut pad = pad.clone();
-        if let Some(probe) = &self.host.files {
-            let presence = pad
-                .files
-                .iter()
-                .filter_map(|f| {
-                    probe
-                        .exists(&f.path)
-                        .map(|present| (f.path.clone(), present))
-                })
-                .collect();
-            pad.set_file_presence(presence);
-        }
-        pad
+        pad.set_file_presence(presence);
+        std::borrow::Cow::Owned(pad)
     }
 
     /// The statements that bring the session's record `id` up to `record` (redacted,
